@@ -1,0 +1,95 @@
+// RAII wrappers over adapter handles: Buffer (device or pinned host memory),
+// Stream, Event. Each owns its handle and frees it through the adapter.
+#pragma once
+
+#include <cstdint>
+
+#include "polychip/device.hpp"
+
+namespace polychip {
+
+class Stream;
+
+enum class MemoryKind { kDevice = POLYCHIP_MEMORY_DEVICE, kPinnedHost = POLYCHIP_MEMORY_PINNED_HOST };
+
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Device& device, uint64_t size_bytes, MemoryKind kind = MemoryKind::kDevice);
+  ~Buffer();
+  Buffer(Buffer&& o) noexcept;
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  const Device& device() const { return device_; }
+  uint64_t size() const { return size_; }
+  MemoryKind kind() const { return kind_; }
+  polychip_memory* handle() const { return memory_; }
+  // Throws UNSUPPORTED when the memory is not host visible.
+  void* host_pointer() const;
+
+  // Copies with bounds checks. stream == nullptr: synchronous.
+  void copy_from_host(const void* src, uint64_t size, uint64_t offset = 0,
+                      const Stream* stream = nullptr);
+  void copy_to_host(void* dst, uint64_t size, uint64_t offset = 0,
+                    const Stream* stream = nullptr) const;
+  // Same adapter only; cross-adapter copies go through the host (see
+  // copy_between_devices in tensor.hpp).
+  void copy_from(const Buffer& src, uint64_t size, uint64_t src_offset = 0,
+                 uint64_t dst_offset = 0, const Stream* stream = nullptr);
+
+ private:
+  void reset() noexcept;
+  Device device_;
+  polychip_memory* memory_ = nullptr;
+  uint64_t size_ = 0;
+  MemoryKind kind_ = MemoryKind::kDevice;
+};
+
+class Stream {
+ public:
+  Stream() = default;
+  explicit Stream(const Device& device);
+  ~Stream();
+  Stream(Stream&& o) noexcept;
+  Stream& operator=(Stream&& o) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  const Device& device() const { return device_; }
+  polychip_stream* handle() const { return stream_; }
+  void synchronize() const;
+
+ private:
+  void reset() noexcept;
+  Device device_;
+  polychip_stream* stream_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() = default;
+  explicit Event(const Device& device);
+  ~Event();
+  Event(Event&& o) noexcept;
+  Event& operator=(Event&& o) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  void record(const Stream& stream);
+  // Work queued on `stream` after this call waits for the event.
+  void wait_on(const Stream& stream) const;
+  bool query() const;
+  void synchronize() const;
+  // Milliseconds between two recorded events of the same device.
+  static double elapsed_ms(const Event& start, const Event& end);
+  polychip_event* handle() const { return event_; }
+
+ private:
+  void reset() noexcept;
+  Device device_;
+  polychip_event* event_ = nullptr;
+};
+
+}  // namespace polychip

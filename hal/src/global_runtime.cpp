@@ -1,0 +1,46 @@
+// Runtime::global() and the environment: compiled into libpolychip, where the
+// built-in adapter list is known.
+#include <cstdlib>
+#include <string>
+
+#include "polychip/runtime.hpp"
+
+namespace polychip {
+namespace {
+
+std::vector<std::string> split(const char* value, char sep) {
+  std::vector<std::string> out;
+  if (!value) return out;
+  std::string cur;
+  for (const char* p = value;; ++p) {
+    if (*p == sep || *p == '\0') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      if (*p == '\0') break;
+    } else {
+      cur += *p;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RuntimeOptions RuntimeOptions::from_environment() {
+  RuntimeOptions o;
+  o.builtin_adapters = builtin_adapter_entries();
+  o.adapter_path = split(std::getenv("POLYCHIP_ADAPTER_PATH"), ':');
+  if (const char* sel = std::getenv("POLYCHIP_ADAPTERS"); sel && *sel)
+    o.selected_adapters = split(sel, ',');
+  o.patch_libraries = split(std::getenv("POLYCHIP_PATCHES"), ':');
+  const char* fb = std::getenv("POLYCHIP_HOST_FALLBACK");
+  o.host_fallback = fb && std::string(fb) == "1";
+  return o;
+}
+
+Runtime& Runtime::global() {
+  static Runtime runtime(RuntimeOptions::from_environment());
+  return runtime;
+}
+
+}  // namespace polychip

@@ -1,0 +1,213 @@
+#include "polychip/runtime.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "adapter_table_check.hpp"
+#include "polychip/dispatcher.hpp"
+#include "polychip/error.hpp"
+#include "shared_library.hpp"
+
+namespace polychip {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+DeviceProperties read_properties(const polychip_adapter_api* api, int index) {
+  polychip_device_properties p{};
+  p.struct_size = POLYCHIP_STRUCT_SIZE(polychip_device_properties, compute_units);
+  polychip_device_properties_args a{};
+  a.struct_size = POLYCHIP_STRUCT_SIZE(polychip_device_properties_args, properties);
+  a.device = index;
+  a.properties = &p;
+  check_adapter_status(api->device_properties(&a), api->name, "device_properties",
+                       api->last_error_message());
+  DeviceProperties out;
+  p.device_type[POLYCHIP_DEVICE_TYPE_MAX - 1] = '\0';
+  p.name[POLYCHIP_DEVICE_NAME_MAX - 1] = '\0';
+  out.device_type = p.device_type;
+  out.name = p.name;
+  if (out.device_type.empty() || out.device_type.find('.') == std::string::npos)
+    throw_error(StatusCode::kInternal,
+                fmt::format("device {} reports device type '{}', which is not 'vendor.model'",
+                            index, out.device_type));
+  out.memory_bytes = p.memory_bytes;
+  for (DType d : kAllDTypes)
+    if (p.supported_dtypes & (1ull << static_cast<int>(d))) out.supported_dtypes.push_back(d);
+  out.capabilities = p.capabilities;
+  out.compute_units = p.compute_units;
+  return out;
+}
+
+}  // namespace
+
+struct Runtime::Impl {
+  struct Adapter {
+    const polychip_adapter_api* api;
+    std::vector<Device> devices;
+  };
+  RuntimeOptions options;
+  std::vector<Adapter> adapters;
+  std::vector<AdapterInfo> infos;
+  std::vector<RefusedAdapter> refused;
+  std::unique_ptr<Dispatcher> dispatcher;
+};
+
+Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  auto& opts = impl_->options;
+
+  auto selected = [&](const char* name) {
+    if (!opts.selected_adapters) return true;
+    const auto& s = *opts.selected_adapters;
+    return std::find(s.begin(), s.end(), name) != s.end();
+  };
+  auto add = [&](const polychip_adapter_api* api, const std::string& origin) {
+    if (auto why = check_adapter_table(api); !why.empty()) {
+      impl_->refused.push_back({origin, why});
+      return false;
+    }
+    for (const auto& a : impl_->adapters)
+      if (std::string_view(a.api->name) == api->name) {
+        impl_->refused.push_back(
+            {origin, fmt::format("an adapter named '{}' is already registered", api->name)});
+        return false;
+      }
+    if (!selected(api->name)) return false;
+    AdapterInfo info{api->name, api->vendor, api->adapter_version, api->abi_version.major,
+                     api->abi_version.minor, origin, 0, ""};
+    Impl::Adapter adapter{api, {}};
+    polychip_device_count_args c{};
+    c.struct_size = POLYCHIP_STRUCT_SIZE(polychip_device_count_args, unavailable_reason);
+    polychip_status st = api->device_count(&c);
+    if (st != POLYCHIP_OK) {
+      const char* msg = api->last_error_message();
+      info.unavailable_reason = fmt::format("device_count failed: {}", msg ? msg : "");
+    } else {
+      if (c.count == 0)
+        info.unavailable_reason = c.unavailable_reason ? c.unavailable_reason : "no devices";
+      for (int i = 0; i < c.count; ++i) {
+        try {
+          adapter.devices.emplace_back(this, api, static_cast<int>(impl_->adapters.size()), i,
+                                       read_properties(api, i));
+        } catch (const Error& e) {
+          info.unavailable_reason += fmt::format("device {} skipped: {}; ", i, e.message());
+        }
+      }
+    }
+    info.device_count = static_cast<int>(adapter.devices.size());
+    impl_->adapters.push_back(std::move(adapter));
+    impl_->infos.push_back(std::move(info));
+    return true;
+  };
+
+  for (auto entry : opts.builtin_adapters) add(entry(), "built-in");
+
+  for (const auto& dir : opts.adapter_path) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    for (const auto& f : std::filesystem::directory_iterator(dir, ec))
+      if (f.path().extension() == ".so" || f.path().string().find(".so.") != std::string::npos)
+        files.push_back(f.path());
+    if (ec) {
+      impl_->refused.push_back({dir, "POLYCHIP_ADAPTER_PATH folder unreadable: " + ec.message()});
+      continue;
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::string path = f.string();
+      try {
+        auto lib = std::make_unique<SharedLibrary>(path);
+        auto entry = reinterpret_cast<polychip_adapter_get_api_fn>(
+            lib->symbol(POLYCHIP_ADAPTER_ENTRY_SYMBOL));
+        if (!entry) {
+          impl_->refused.push_back({path, fmt::format("no symbol '{}': not a polychip adapter",
+                                                      POLYCHIP_ADAPTER_ENTRY_SYMBOL)});
+          continue;
+        }
+        if (add(entry(), path)) lib->keep_loaded();
+      } catch (const Error& e) {
+        impl_->refused.push_back({path, e.message()});
+      }
+    }
+  }
+  if (opts.selected_adapters)
+    for (const auto& name : *opts.selected_adapters)
+      if (!adapter_api(name))
+        impl_->refused.push_back(
+            {"POLYCHIP_ADAPTERS", fmt::format("selects '{}', which no adapter provides", name)});
+
+  impl_->dispatcher = std::make_unique<Dispatcher>(*this);
+  impl_->dispatcher->set_host_fallback(opts.host_fallback);
+  for (const auto& lib : opts.patch_libraries) {
+    try {
+      impl_->dispatcher->load_patch_library(lib);
+    } catch (const Error& e) {
+      impl_->refused.push_back({lib, "patch library refused: " + e.message()});
+    }
+  }
+}
+
+Runtime::~Runtime() = default;
+
+const std::vector<AdapterInfo>& Runtime::adapters() const { return impl_->infos; }
+const std::vector<RefusedAdapter>& Runtime::refused_adapters() const { return impl_->refused; }
+
+const polychip_adapter_api* Runtime::adapter_api(std::string_view name) const {
+  for (const auto& a : impl_->adapters)
+    if (name == a.api->name) return a.api;
+  return nullptr;
+}
+
+std::vector<Device> Runtime::devices() const {
+  std::vector<Device> out;
+  for (const auto& a : impl_->adapters) out.insert(out.end(), a.devices.begin(), a.devices.end());
+  return out;
+}
+
+std::optional<Device> Runtime::find_device_type(std::string_view device_type) const {
+  for (const auto& a : impl_->adapters)
+    for (const auto& d : a.devices)
+      if (d.device_type() == device_type) return d;
+  return std::nullopt;
+}
+
+Device Runtime::device(std::string_view spec) const {
+  std::string_view name = spec;
+  int index = 0;
+  if (auto colon = spec.rfind(':'); colon != std::string_view::npos) {
+    name = spec.substr(0, colon);
+    std::string idx(spec.substr(colon + 1));
+    char* end = nullptr;
+    long v = std::strtol(idx.c_str(), &end, 10);
+    if (idx.empty() || *end != '\0' || v < 0)
+      throw_error(StatusCode::kInvalidArgument,
+                  fmt::format("device '{}': '{}' is not a device index", spec, idx));
+    index = static_cast<int>(v);
+  }
+  for (const auto& a : impl_->adapters)
+    if (name == a.api->name) {
+      if (index < static_cast<int>(a.devices.size())) return a.devices[index];
+      throw_error(StatusCode::kNotFound,
+                  fmt::format("adapter '{}' has {} device(s); there is no device {}", name,
+                              a.devices.size(), index));
+    }
+  if (spec.find(':') == std::string_view::npos)
+    if (auto d = find_device_type(spec)) return *d;
+  std::vector<std::string> known;
+  for (const auto& d : devices()) known.push_back(d.label() + " (" + d.device_type() + ")");
+  throw_error(StatusCode::kNotFound,
+              fmt::format("no device '{}'; devices: {}", spec,
+                          known.empty() ? std::string("none") : join(known)));
+}
+
+Dispatcher& Runtime::dispatcher() { return *impl_->dispatcher; }
+
+}  // namespace polychip
