@@ -95,9 +95,8 @@ inline void prepare_host_call(const OpSpec& op, std::span<const HostTensor> inpu
 inline int64_t host_index(const OpSpec& op, const char* tensor, double value, int64_t position,
                           int64_t limit) {
   if (!(value >= 0 && value < static_cast<double>(limit)) || value != std::floor(value))
-    throw_error(StatusCode::kInvalidArgument,
-                fmt::format("{}: '{}'[{}] = {} is outside [0, {})", op.name, tensor, position,
-                            value, limit));
+    throw_error(StatusCode::kInvalidArgument, fmt::format("{}: '{}'[{}] = {} is outside [0, {})",
+                                                          op.name, tensor, position, value, limit));
   return static_cast<int64_t>(value);
 }
 
