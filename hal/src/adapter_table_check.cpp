@@ -5,13 +5,12 @@
 namespace polychip {
 namespace {
 
-std::string check_version(const polychip_abi_version& v) {
-  if (v.major != POLYCHIP_ABI_VERSION_MAJOR)
+std::string check_version(const polychip_abi_version& v, int hal_major, int hal_minor) {
+  if (v.major != hal_major)
     return fmt::format(
         "ABI version {}.{} is incompatible with this HAL's ABI {}.{}: major versions differ "
         "(rebuild it against polychip ABI {}.x headers)",
-        v.major, v.minor, POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR,
-        POLYCHIP_ABI_VERSION_MAJOR);
+        v.major, v.minor, hal_major, hal_minor, hal_major);
   if (v.minor < 0) return fmt::format("malformed table: negative minor version {}", v.minor);
   // Any minor version is accepted: older ones lack appended fields that the
   // HAL then does not read; newer ones carry fields the HAL ignores.
@@ -20,14 +19,14 @@ std::string check_version(const polychip_abi_version& v) {
 
 }  // namespace
 
-std::string check_adapter_table(const polychip_adapter_api* api) {
+std::string check_adapter_table(const polychip_adapter_api* api, int hal_major, int hal_minor) {
   if (!api) return "the entry function returned NULL";
   if (api->struct_size < POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0)
     return fmt::format(
         "table struct_size {} is smaller than the ABI {}.0 table ({} bytes): built against "
         "an incompatible header, or the table is corrupt",
-        api->struct_size, POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0);
-  if (auto e = check_version(api->abi_version); !e.empty()) return e;
+        api->struct_size, hal_major, POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0);
+  if (auto e = check_version(api->abi_version, hal_major, hal_minor); !e.empty()) return e;
   if (!api->name || !*api->name) return "malformed table: the adapter has no name";
   if (!api->vendor || !api->adapter_version) return "malformed table: vendor or version is NULL";
   struct Slot {
@@ -59,13 +58,12 @@ std::string check_adapter_table(const polychip_adapter_api* api) {
   return "";
 }
 
-std::string check_patch_table(const polychip_patch_api* api) {
+std::string check_patch_table(const polychip_patch_api* api, int hal_major, int hal_minor) {
   if (!api) return "the entry function returned NULL";
   if (api->struct_size < POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0)
     return fmt::format("patch table struct_size {} is smaller than the ABI {}.0 table ({} bytes)",
-                       api->struct_size, POLYCHIP_ABI_VERSION_MAJOR,
-                       POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0);
-  if (auto e = check_version(api->abi_version); !e.empty()) return e;
+                       api->struct_size, hal_major, POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0);
+  if (auto e = check_version(api->abi_version, hal_major, hal_minor); !e.empty()) return e;
   if (!api->patch_name || !*api->patch_name) return "malformed patch table: no patch_name";
   if ((api->num_patches > 0 && !api->patches) || (api->num_hooks > 0 && !api->hooks) ||
       api->num_patches < 0 || api->num_hooks < 0)

@@ -1,0 +1,260 @@
+// Dispatcher: monkey-patch (patch/restore/unknown targets, patch libraries),
+// in-place hooks, host fallback counting, and call validation errors.
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include "test_runtime.hpp"
+
+namespace polychip {
+namespace {
+
+const std::string kPluginDir = POLYCHIP_TEST_PLUGIN_DIR;
+
+float* host_data(const polychip_kernel_args* a, int k) {
+  polychip_memory_host_pointer_args h{};
+  h.struct_size = sizeof h;
+  h.memory = a->tensors[k].memory;
+  if (a->adapter->memory_host_pointer(&h) != POLYCHIP_OK) return nullptr;
+  return reinterpret_cast<float*>(static_cast<char*>(h.host_pointer) + a->tensors[k].byte_offset);
+}
+
+int64_t numel(const polychip_tensor& t) {
+  int64_t n = 1;
+  for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
+  return n;
+}
+
+// y = x + 100: recognisably not what `neg` computes.
+polychip_status plus_hundred(const polychip_kernel_args* a) {
+  float *x = host_data(a, 0), *y = host_data(a, 1);
+  for (int64_t i = 0; i < numel(a->tensors[0]); ++i) y[i] = x[i] + 100;
+  return POLYCHIP_OK;
+}
+// A correct neg for contiguous f32.
+polychip_status reference_neg(const polychip_kernel_args* a) {
+  float *x = host_data(a, 0), *y = host_data(a, 1);
+  for (int64_t i = 0; i < numel(a->tensors[0]); ++i) y[i] = -x[i];
+  return POLYCHIP_OK;
+}
+polychip_status failing_kernel(const polychip_kernel_args*) { return POLYCHIP_DATA_CORRUPTION; }
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  RuntimeOptions options() {
+    auto o = testing::cpu_only_options();
+    o.adapter_path = {kPluginDir + "/adapters"};
+    o.selected_adapters = std::vector<std::string>{"cpu", "testplug"};
+    return o;
+  }
+  Runtime rt{options()};
+  Device cpu = rt.device("cpu");
+  Device plug = rt.device("testplug");
+  Dispatcher& disp = rt.dispatcher();
+  polychip_op_attrs attrs = default_attrs(*find_op("neg"));
+
+  std::vector<float> run_neg(const Device& d, std::vector<float> in) {
+    Tensor x = Tensor::from_host(d, DType::kF32, {static_cast<int64_t>(in.size())}, in.data());
+    Tensor y(d, DType::kF32, x.shape());
+    Stream s(d);
+    disp.call("neg", {x, y}, attrs, s);
+    s.synchronize();
+    return y.to_vector<float>();
+  }
+};
+
+TEST_F(DispatcherTest, PatchReplacesAndRestoreRestores) {
+  std::vector<float> in = {1, 2, 3};
+  uint64_t id = disp.patch("cpu.host", "neg", std::nullopt, plus_hundred, "dispatcher_test");
+  EXPECT_EQ(run_neg(cpu, in), (std::vector<float>{101, 102, 103}));
+  auto patches = disp.active_patches();
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].origin, "dispatcher_test");
+  EXPECT_EQ(patches[0].signature, "*");
+  disp.restore(id);
+  EXPECT_TRUE(disp.active_patches().empty());
+  // Without the patch the adapter's own kernel (if it has one) runs.
+  try {
+    EXPECT_EQ(run_neg(cpu, in), (std::vector<float>{-1, -2, -3}));
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+  }
+  EXPECT_THROW(disp.restore(id), Error);
+}
+
+TEST_F(DispatcherTest, PatchesStackAndSignaturesSelect) {
+  uint64_t a = disp.patch("cpu.host", "neg", std::nullopt, reference_neg, "a");
+  uint64_t b = disp.patch("cpu.host", "neg", DTypeSignature{DType::kF64, DType::kF64},
+                          plus_hundred, "b (f64 only)");
+  EXPECT_EQ(run_neg(cpu, {4}), std::vector<float>{-4});  // f32 call skips the f64 patch
+  uint64_t c = disp.patch("cpu.host", "neg", DTypeSignature{DType::kF32}, plus_hundred, "c");
+  EXPECT_EQ(run_neg(cpu, {4}), std::vector<float>{104});  // most recent matching wins
+  disp.restore(c);
+  EXPECT_EQ(run_neg(cpu, {4}), std::vector<float>{-4});
+  disp.restore(b);
+  disp.restore(a);
+}
+
+TEST_F(DispatcherTest, PatchingUnknownTargetsFailsLoudly) {
+  try {
+    disp.patch("nvidia.h100", "neg", std::nullopt, plus_hundred, "t");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kNotFound);
+    EXPECT_NE(e.message().find("no such device"), std::string::npos);
+    EXPECT_NE(e.message().find("cpu.host"), std::string::npos);
+  }
+  EXPECT_THROW(disp.patch("cpu.host", "negate", std::nullopt, plus_hundred, "t"), Error);
+  EXPECT_THROW(disp.patch("cpu.host", "neg", std::nullopt, nullptr, "t"), Error);
+  EXPECT_THROW(disp.patch("cpu.host", "neg", DTypeSignature(5, DType::kF32), plus_hundred, "t"),
+               Error);
+}
+
+TEST_F(DispatcherTest, KernelErrorsCarryOpDeviceAndCode) {
+  disp.patch("cpu.host", "neg", std::nullopt, failing_kernel, "t");
+  try {
+    run_neg(cpu, {1});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(e.message().find("neg on cpu:0 (cpu.host)"), std::string::npos) << e.message();
+  }
+}
+
+TEST_F(DispatcherTest, CallValidationErrorsNameTheArgument) {
+  Stream s(cpu);
+  Tensor x(cpu, DType::kF32, {3}), y(cpu, DType::kF32, {4}), p(plug, DType::kF32, {3});
+  try {
+    disp.call("neg", {x, y}, attrs, s);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("'y' has shape [4]"), std::string::npos) << e.message();
+  }
+  try {
+    disp.call("neg", {x, p}, attrs, s);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("tensor 'y' is on testplug:0"), std::string::npos) << e.message();
+  }
+  try {
+    disp.call("softmax2", {x, y}, attrs, s);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kNotFound);
+  }
+  Stream empty;
+  EXPECT_THROW(disp.call("neg", {x, x}, attrs, empty), Error);
+}
+
+TEST_F(DispatcherTest, MissingKernelIsUnsupportedWithoutFallback) {
+  try {
+    run_neg(plug, {1});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+    EXPECT_NE(e.message().find("host fallback is off"), std::string::npos) << e.message();
+  }
+  EXPECT_TRUE(disp.fallback_counts().empty());
+}
+
+TEST_F(DispatcherTest, HostFallbackRunsOnCpuAndIsCounted) {
+  disp.patch("cpu.host", "neg", std::nullopt, reference_neg, "cpu kernel for the test");
+  disp.set_host_fallback(true);
+  EXPECT_EQ(run_neg(plug, {1, -2, 3}), (std::vector<float>{-1, 2, -3}));
+  EXPECT_EQ(run_neg(plug, {5}), (std::vector<float>{-5}));
+  // In place: x and y are the same memory, staged once.
+  std::vector<float> v = {7, 8};
+  Tensor x = Tensor::from_host(plug, DType::kF32, {2}, v.data());
+  Stream s(plug);
+  disp.call("neg", {x, x}, attrs, s);
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{-7, -8}));
+  auto counts = disp.fallback_counts();
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].device_type, "testplug.v1");
+  EXPECT_EQ(counts[0].op, "neg");
+  EXPECT_EQ(counts[0].calls, 3u);
+}
+
+polychip_status count_hook(const polychip_hook_args* a) {
+  ++*static_cast<int*>(a->payload);
+  return POLYCHIP_OK;
+}
+polychip_status failing_hook(const polychip_hook_args*) { return POLYCHIP_INTERNAL; }
+
+TEST_F(DispatcherTest, HooksRunForTheirDeviceTypeOnly) {
+  disp.declare_hook_point("model.attention", "choose the attention implementation");
+  int calls = 0;
+  uint64_t id = disp.register_hook("testplug.v1", "model.attention", count_hook, "vendor x");
+  EXPECT_TRUE(disp.invoke_hook("model.attention", plug, &calls));
+  EXPECT_FALSE(disp.invoke_hook("model.attention", cpu, &calls));  // default path
+  EXPECT_EQ(calls, 1);
+  ASSERT_EQ(disp.hooks().size(), 1u);
+  EXPECT_EQ(disp.hooks()[0].origin, "vendor x");
+  EXPECT_THROW(disp.register_hook("testplug.v1", "model.attention", count_hook, "twice"), Error);
+  disp.unregister_hook(id);
+  EXPECT_FALSE(disp.invoke_hook("model.attention", plug, &calls));
+  EXPECT_THROW(disp.unregister_hook(id), Error);
+}
+
+TEST_F(DispatcherTest, UnknownHookPointsAndDeviceTypesFailLoudly) {
+  try {
+    disp.invoke_hook("model.atention", cpu);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kNotFound);
+    EXPECT_NE(e.message().find("unknown hook point 'model.atention'"), std::string::npos);
+  }
+  EXPECT_THROW(disp.register_hook("cpu.host", "model.atention", count_hook, "x"), Error);
+  EXPECT_THROW(disp.register_hook("nvidia.h100", "train.before_forward", count_hook, "x"), Error);
+  disp.register_hook("cpu.host", "train.before_forward", failing_hook, "x");
+  EXPECT_THROW(disp.invoke_hook("train.before_forward", cpu), Error);
+}
+
+TEST(DispatcherPatchLibraryTest, PatchLibraryPatchesAndHooksAreListed) {
+  auto o = testing::cpu_only_options();
+  std::string lib = kPluginDir + "/patches/libtestpatch_good.so";
+  o.patch_libraries = {lib};
+  Runtime rt(o);
+  EXPECT_TRUE(rt.refused_adapters().empty());
+  auto patches = rt.dispatcher().active_patches();
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].op, "neg");
+  EXPECT_EQ(patches[0].signature, "f32,f32");
+  EXPECT_NE(patches[0].origin.find("test-vendor-patch"), std::string::npos);
+  EXPECT_NE(patches[0].origin.find(lib), std::string::npos);
+  ASSERT_EQ(rt.dispatcher().hooks().size(), 1u);
+
+  Device cpu = rt.device("cpu");
+  std::vector<float> in = {2, -3};
+  Tensor x = Tensor::from_host(cpu, DType::kF32, {2}, in.data());
+  Tensor y(cpu, DType::kF32, {2});
+  Stream s(cpu);
+  rt.dispatcher().call("neg", {x, y}, default_attrs(*find_op("neg")), s);
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{-2, 3}));
+  void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  auto calls = reinterpret_cast<int64_t (*)()>(dlsym(handle, "test_patch_neg_calls"));
+  ASSERT_NE(calls, nullptr);
+  EXPECT_GE(calls(), 1);  // the library's kernel ran, not the adapter's
+  dlclose(handle);
+  int64_t steps = 0;
+  EXPECT_TRUE(rt.dispatcher().invoke_hook("train.before_optimizer_step", cpu, &steps));
+  EXPECT_EQ(steps, 1);
+}
+
+TEST(DispatcherPatchLibraryTest, PatchLibraryWithUnknownTargetIsRefusedWhole) {
+  auto o = testing::cpu_only_options();
+  o.patch_libraries = {kPluginDir + "/patches/libtestpatch_bad_target.so",
+                       kPluginDir + "/patches/does_not_exist.so"};
+  Runtime rt(o);
+  ASSERT_EQ(rt.refused_adapters().size(), 2u);
+  EXPECT_NE(rt.refused_adapters()[0].reason.find("nosuch.device"), std::string::npos)
+      << rt.refused_adapters()[0].reason;
+  EXPECT_NE(rt.refused_adapters()[1].reason.find("cannot load"), std::string::npos);
+  EXPECT_TRUE(rt.dispatcher().active_patches().empty());
+  EXPECT_TRUE(rt.dispatcher().hooks().empty());  // all or nothing
+}
+
+}  // namespace
+}  // namespace polychip

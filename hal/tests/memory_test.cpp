@@ -1,0 +1,111 @@
+// Buffer, Stream, Event and Tensor on the cpu adapter, and their error paths.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "test_runtime.hpp"
+
+namespace polychip {
+namespace {
+
+class MemoryTest : public ::testing::Test {
+ protected:
+  Runtime rt{testing::cpu_only_options()};
+  Device cpu = rt.device("cpu:0");
+};
+
+TEST_F(MemoryTest, CopiesRoundTripThroughDeviceMemory) {
+  std::vector<int32_t> in(1000), out(1000, -1);
+  std::iota(in.begin(), in.end(), 7);
+  Buffer b(cpu, in.size() * 4);
+  Stream s(cpu);
+  b.copy_from_host(in.data(), in.size() * 4, 0, &s);
+  Buffer c(cpu, in.size() * 4);
+  c.copy_from(b, 400, 0, 400, &s);  // D2D of the middle
+  c.copy_from(b, 400, 400, 0, &s);
+  c.copy_to_host(out.data(), 800, 0, &s);
+  s.synchronize();
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(out[i], in[100 + i]);
+    EXPECT_EQ(out[100 + i], in[i]);
+  }
+}
+
+TEST_F(MemoryTest, OutOfRangeCopiesAreClearErrors) {
+  Buffer b(cpu, 16);
+  char host[32] = {};
+  try {
+    b.copy_from_host(host, 32);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("outside the buffer of 16 bytes"), std::string::npos);
+  }
+  EXPECT_THROW(b.copy_to_host(host, 8, 9), Error);
+  EXPECT_THROW(b.copy_to_host(nullptr, 8), Error);
+  EXPECT_NO_THROW(b.copy_to_host(nullptr, 0));
+}
+
+TEST_F(MemoryTest, PinnedHostAndHostPointer) {
+  Buffer p(cpu, 64, MemoryKind::kPinnedHost);
+  ASSERT_NE(p.host_pointer(), nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p.host_pointer()) % 64, 0u);
+  Buffer zero(cpu, 0);
+  EXPECT_EQ(zero.size(), 0u);
+}
+
+TEST_F(MemoryTest, EventsRecordAndMeasure) {
+  Stream s(cpu);
+  Event a(cpu), b(cpu);
+  EXPECT_THROW(Event::elapsed_ms(a, b), Error);  // never recorded
+  a.record(s);
+  b.record(s);
+  b.wait_on(s);
+  b.synchronize();
+  EXPECT_TRUE(b.query());
+  EXPECT_GE(Event::elapsed_ms(a, b), 0.0);
+}
+
+TEST_F(MemoryTest, MovedFromHandlesAreEmptyAndSafe) {
+  Buffer a(cpu, 8);
+  Buffer b = std::move(a);
+  EXPECT_EQ(a.handle(), nullptr);
+  EXPECT_NE(b.handle(), nullptr);
+  Stream s(cpu);
+  Stream t = std::move(s);
+  EXPECT_THROW(s.synchronize(), Error);  // empty handle, clear error
+  t.synchronize();
+}
+
+TEST_F(MemoryTest, TensorsRoundTripAndRejectBadShapes) {
+  std::vector<float> v = {1, 2, 3, 4, 5, 6};
+  Tensor t = Tensor::from_host(cpu, DType::kF32, {2, 3}, v.data());
+  EXPECT_EQ(t.to_vector<float>(), v);
+  EXPECT_EQ(t.view().strides(), (Shape{3, 1}));
+  EXPECT_TRUE(t.view().is_contiguous());
+  EXPECT_THROW(Tensor(cpu, DType::kF32, {2, -1}), Error);
+  EXPECT_THROW(TensorView(cpu, nullptr, DType::kF32, {2}, {1, 1}), Error);
+  TensorView big(cpu, nullptr, DType::kF32, Shape(9, 1), Shape(9, 1));
+  EXPECT_THROW(big.to_abi(), Error);
+}
+
+TEST_F(MemoryTest, UnknownDevicesAreClearErrors) {
+  try {
+    rt.device("cpu:3");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kNotFound);
+    EXPECT_NE(e.message().find("no device 3"), std::string::npos);
+  }
+  EXPECT_THROW(rt.device("cpu:x"), Error);
+  try {
+    rt.device("nvidia.h100");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("cpu:0 (cpu.host)"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(rt.device("cpu.host").label(), "cpu:0");
+}
+
+}  // namespace
+}  // namespace polychip

@@ -1,0 +1,105 @@
+// Plugins found through POLYCHIP_ADAPTER_PATH: good ones are listed, bad
+// ones refused with the reason, and the run carries on.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "test_runtime.hpp"
+
+namespace polychip {
+namespace {
+
+const std::string kAdapters = std::string(POLYCHIP_TEST_PLUGIN_DIR) + "/adapters";
+
+std::string reason_for(const Runtime& rt, const std::string& file) {
+  for (const auto& r : rt.refused_adapters())
+    if (r.origin.find(file) != std::string::npos) return r.reason;
+  return "(not refused)";
+}
+
+TEST(PluginDiscoveryTest, GoodPluginsLoadBadOnesAreRefusedWithTheReason) {
+  auto o = testing::cpu_only_options();
+  o.adapter_path = {kAdapters};
+  Runtime rt(o);
+  std::vector<std::string> names;
+  for (const auto& a : rt.adapters()) names.push_back(a.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu", "testplug", "testminor"}));
+  const auto& minor = rt.adapters()[2];
+  EXPECT_EQ(minor.abi_minor, 7);  // a newer minor is accepted
+  EXPECT_NE(minor.origin.find("libtestplug_newer_minor.so"), std::string::npos);
+  EXPECT_EQ(rt.device("testplug").device_type(), "testplug.v1");
+
+  EXPECT_NE(reason_for(rt, "libtestplug_major2.so").find("ABI version 2.0"), std::string::npos);
+  EXPECT_NE(reason_for(rt, "libtestplug_major2.so").find("HAL's ABI 1.0"), std::string::npos);
+  EXPECT_NE(reason_for(rt, "libtestplug_too_small.so").find("struct_size"), std::string::npos);
+  EXPECT_NE(reason_for(rt, "libtestplug_no_entry.so").find("no symbol 'polychip_adapter_get_api'"),
+            std::string::npos);
+  EXPECT_EQ(reason_for(rt, "libtestplug_null_copy.so"), "malformed table: function 'copy' is NULL");
+  EXPECT_NE(reason_for(rt, "libnot_an_elf.so").find("cannot load"), std::string::npos);
+  EXPECT_EQ(rt.refused_adapters().size(), 5u);
+
+  // The surviving plugin works through the HAL.
+  std::vector<float> in = {1, 2, 3}, out(3);
+  Tensor t = Tensor::from_host(rt.device("testplug"), DType::kF32, {3}, in.data());
+  t.copy_to_host(out.data());
+  EXPECT_EQ(out, in);
+}
+
+TEST(PluginDiscoveryTest, SelectionKeepsOnlyNamedAdaptersAndReportsUnknownNames) {
+  auto o = testing::cpu_only_options();
+  o.adapter_path = {kAdapters};
+  o.selected_adapters = std::vector<std::string>{"testminor", "nosuch"};
+  Runtime rt(o);
+  ASSERT_EQ(rt.adapters().size(), 1u);
+  EXPECT_EQ(rt.adapters()[0].name, "testminor");
+  EXPECT_NE(reason_for(rt, "POLYCHIP_ADAPTERS").find("'nosuch'"), std::string::npos);
+}
+
+TEST(PluginDiscoveryTest, MissingFolderIsReportedNotFatal) {
+  auto o = testing::cpu_only_options();
+  o.adapter_path = {"/nonexistent/polychip/plugins"};
+  Runtime rt(o);
+  EXPECT_EQ(rt.adapters().size(), 1u);
+  EXPECT_NE(reason_for(rt, "/nonexistent").find("unreadable"), std::string::npos);
+}
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0) << cmd;
+  return out;
+}
+
+TEST(PluginDiscoveryTest, PolychipInfoListsPluginsAndRefusals) {
+  auto j = nlohmann::json::parse(run("POLYCHIP_ADAPTER_PATH=" + kAdapters + " " POLYCHIP_CLI
+                                     " info --json"));
+  EXPECT_EQ(j["schema"], "polychip.info/1");
+  bool found_cpu = false, found_plugin = false;
+  for (const auto& a : j["adapters"]) {
+    if (a["name"] == "cpu") found_cpu = a["origin"] == "built-in";
+    if (a["name"] == "testplug")
+      found_plugin = a["abi_version"] == "1.0" &&
+                     a["origin"].get<std::string>().find("libtestplug_good.so") != std::string::npos;
+  }
+  EXPECT_TRUE(found_cpu);
+  EXPECT_TRUE(found_plugin);
+  bool cpu_type = false;
+  for (const auto& d : j["devices"]) cpu_type |= d["device_type"] == "cpu.host";
+  EXPECT_TRUE(cpu_type);
+  bool major_refused = false;
+  for (const auto& r : j["refused"])
+    major_refused |= r["origin"].get<std::string>().find("major2") != std::string::npos &&
+                     r["reason"].get<std::string>().find("2.0") != std::string::npos;
+  EXPECT_TRUE(major_refused);
+  // The human table shows the same.
+  std::string table = run("POLYCHIP_ADAPTER_PATH=" + kAdapters + " " POLYCHIP_CLI " info");
+  EXPECT_NE(table.find("testplug"), std::string::npos);
+  EXPECT_NE(table.find("Refused"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace polychip
