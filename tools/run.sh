@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The two entry points of README's first section.
+#   tools/run.sh main   set up, build, and certify the adapters that run anywhere
+#   tools/run.sh test   set up, build, and run every test (plus the ASan/UBSan build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-}"
+case "$mode" in
+  main | test) ;;
+  *)
+    echo "usage: tools/run.sh main|test" >&2
+    exit 2
+    ;;
+esac
+
+tools/setup/setup.sh
+export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/build/pocl-cache}"
+jobs="$(nproc)"
+
+cmake --preset default >/dev/null
+cmake --build --preset default -j "$jobs"
+
+if [[ "$mode" == main ]]; then
+  build/bin/polychip info
+  exec build/bin/polychip certify --suite precision --level quick \
+    --adapters cpu,sim.faithful,opencl --out results
+fi
+
+ctest --preset default -j "$jobs"
+cmake --preset sanitize >/dev/null
+cmake --build --preset sanitize -j "$jobs"
+ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
+  LSAN_OPTIONS="suppressions=$PWD/tools/setup/lsan.supp" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  ctest --preset sanitize -j "$jobs" -LE no_sanitize
