@@ -1,0 +1,54 @@
+// GEMM launcher: the tiled kernel by default, the naive one on request.
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "ops.hpp"
+#include "polychip/op_contract.hpp"
+
+namespace polychip::opencl {
+
+GemmKernel gemm_kernel_from_environment() {
+  const char* v = std::getenv("POLYCHIP_OPENCL_GEMM");
+  return v && std::strcmp(v, "naive") == 0 ? GemmKernel::kNaive : GemmKernel::kTiled;
+}
+
+void run_gemm(const KernelCall& call) {
+  const auto &a = call.t(0), &y = call.t(3);
+  const int o = a.rank - 2;
+  const bool ta = call.i(attr::kTransA) != 0, tb = call.i(attr::kTransB) != 0;
+  const int64_t batch = o ? a.shape[0] : 1;
+  const int64_t m = y.shape[o], n = y.shape[o + 1];
+  const int64_t k = ta ? a.shape[o] : a.shape[o + 1];
+  const double alpha = call.f(attr::kAlpha), beta = call.f(attr::kBeta);
+  const bool naive = gemm_kernel_from_environment() == GemmKernel::kNaive;
+  if (batch == 0 || m == 0 || n == 0) return;
+  Launch launch(call.device, "gemm", a.dtype, naive ? "pc_gemm_naive" : "pc_gemm_tiled");
+  launch.arg(m).arg(n).arg(k).arg(static_cast<int32_t>(ta)).arg(static_cast<int32_t>(tb));
+  launch.arg(AccScalar(a.dtype, alpha)).arg(AccScalar(a.dtype, beta));
+  // c is not read when beta == 0: pass y's buffer so c may be absent.
+  cl_mem c_mem = beta != 0 ? tensor_mem(call, 2) : tensor_mem(call, 3);
+  int64_t c_off = beta != 0 ? element_offset(call, 2) : element_offset(call, 3);
+  launch.buffer(tensor_mem(call, 0))
+      .arg(element_offset(call, 0))
+      .buffer(tensor_mem(call, 1))
+      .arg(element_offset(call, 1))
+      .buffer(c_mem)
+      .arg(c_off)
+      .buffer(tensor_mem(call, 3))
+      .arg(element_offset(call, 3));
+  if (naive) {
+    size_t global[3] = {static_cast<size_t>(n), static_cast<size_t>(m), static_cast<size_t>(batch)};
+    launch.run(call.queue, 3, global);
+  } else {
+    constexpr size_t kTile = 64, kGroup = 16;
+    size_t global[3] = {(static_cast<size_t>(n) + kTile - 1) / kTile * kGroup,
+                        (static_cast<size_t>(m) + kTile - 1) / kTile * kGroup,
+                        static_cast<size_t>(batch)};
+    size_t local[3] = {kGroup, kGroup, 1};
+    launch.run(call.queue, 3, global, local);
+  }
+}
+
+}  // namespace polychip::opencl

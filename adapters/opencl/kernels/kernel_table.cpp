@@ -1,0 +1,165 @@
+// The opencl adapter's kernel table, built from the op contract: every op
+// with a launcher, for every compute dtype the device can run (f64 only
+// with cl_khr_fp64). One entry point serves every entry and dispatches on
+// the op name.
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "ops.hpp"
+#include "polychip/op_contract.hpp"
+
+namespace polychip::opencl {
+namespace {
+
+using Launcher = void (*)(const KernelCall&);
+
+const std::unordered_map<std::string_view, Launcher>& launchers() {
+  static const std::unordered_map<std::string_view, Launcher> map = {
+      {"gemm", run_gemm},
+      {"add", run_binary},
+      {"sub", run_binary},
+      {"mul", run_binary},
+      {"div", run_binary},
+      {"neg", run_unary},
+      {"exp", run_unary},
+      {"log", run_unary},
+      {"sqrt", run_unary},
+      {"rsqrt", run_unary},
+      {"tanh", run_unary},
+      {"sigmoid", run_unary},
+      {"relu", run_unary},
+      {"gelu", run_unary},
+      {"silu", run_unary},
+      {"relu_backward", run_unary_backward},
+      {"gelu_backward", run_unary_backward},
+      {"silu_backward", run_unary_backward},
+      {"sigmoid_backward", run_unary_backward},
+      {"tanh_backward", run_unary_backward},
+      {"cast", run_cast},
+      {"fill", run_fill},
+      {"copy", run_copy},
+      {"reduce_sum", run_reduction},
+      {"reduce_mean", run_reduction},
+      {"reduce_max", run_reduction},
+      {"argmax", run_argmax},
+      {"l2_norm", run_reduction},
+      {"softmax", run_softmax},
+      {"log_softmax", run_softmax},
+      {"softmax_backward", run_softmax_backward},
+      {"log_softmax_backward", run_softmax_backward},
+      {"layernorm", run_layernorm},
+      {"layernorm_backward", run_layernorm_backward},
+      {"rmsnorm", run_rmsnorm},
+      {"rmsnorm_backward", run_rmsnorm_backward},
+      {"cross_entropy", run_cross_entropy},
+      {"cross_entropy_backward", run_cross_entropy_backward},
+      {"embedding", run_embedding},
+      {"embedding_backward", run_embedding_backward},
+      {"rotary_embedding", run_rotary},
+      {"attention", run_attention},
+      {"attention_backward", run_attention_backward},
+      {"adamw", run_adamw},
+  };
+  return map;
+}
+
+polychip_status run_kernel(const polychip_kernel_args* args) {
+  const char* op = args && args->op ? args->op : "?";
+  try {
+    if (!args) fail(POLYCHIP_INVALID_ARGUMENT, "kernel args are null");
+    if (!args->stream) fail(POLYCHIP_INVALID_ARGUMENT, "'stream' is null");
+    if (!args->attrs) fail(POLYCHIP_INVALID_ARGUMENT, "'attrs' is null");
+    if (args->num_tensors < 0 || args->num_tensors > POLYCHIP_MAX_OP_TENSORS ||
+        (args->num_tensors > 0 && !args->tensors))
+      fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("bad tensor list ({})", args->num_tensors));
+    auto it = launchers().find(op);
+    if (it == launchers().end())
+      fail(POLYCHIP_NOT_FOUND, fmt::format("the opencl adapter has no kernel for '{}'", op));
+    // The contract's own checks, so a direct ABI caller gets the same
+    // errors as the dispatcher's users instead of a wrong result.
+    const OpSpec* spec = find_op(op);
+    if (!spec) fail(POLYCHIP_NOT_FOUND, fmt::format("'{}' is not in the op contract", op));
+    OpCall contract_call{
+        std::span<const polychip_tensor>(args->tensors, static_cast<size_t>(args->num_tensors)),
+        args->attrs};
+    if (std::string why = validate_call(*spec, contract_call); !why.empty())
+      fail(POLYCHIP_INVALID_ARGUMENT, why);
+    Stream* stream = as_stream(args->stream);
+    if (stream->device != args->device)
+      fail(POLYCHIP_INVALID_ARGUMENT,
+           fmt::format("stream belongs to device {}, the call names device {}", stream->device,
+                       args->device));
+    KernelCall call{device_at(args->device),
+                    args->device,
+                    stream->queue,
+                    args->tensors,
+                    args->num_tensors,
+                    *args->attrs,
+                    op};
+    it->second(call);
+    return POLYCHIP_OK;
+  } catch (const Failure& f) {
+    set_last_error(fmt::format("opencl {}: {}", op, f.message));
+    return f.status;
+  } catch (const std::exception& e) {
+    set_last_error(fmt::format("opencl {}: {}", op, e.what()));
+    return POLYCHIP_INTERNAL;
+  }
+}
+
+polychip_dtype signature_dtype(DTypeRole role, DType t) {
+  switch (role) {
+    case DTypeRole::kT:
+      return static_cast<polychip_dtype>(t);
+    case DTypeRole::kF32:
+      return POLYCHIP_DTYPE_F32;
+    default:
+      return POLYCHIP_DTYPE_ANY;  // index (i32/i64) and cast's any-float
+  }
+}
+
+std::vector<polychip_kernel_entry> build_entries(const Device& device) {
+  std::vector<polychip_kernel_entry> entries;
+  for (const OpSpec& op : op_contract()) {
+    if (!launchers().count(op.name)) continue;
+    if (std::string_view(op.name) == "cast") {
+      if (!device.has_fp64) continue;
+      polychip_kernel_entry e{};
+      e.struct_size = sizeof e;
+      e.op = op.name;
+      e.num_dtypes = 0;  // any pair of the contract's float dtypes
+      e.fn = run_kernel;
+      entries.push_back(e);
+      continue;
+    }
+    for (DType t : op.dtypes) {
+      if (t == DType::kF64 && !device.has_fp64) continue;
+      polychip_kernel_entry e{};
+      e.struct_size = sizeof e;
+      e.op = op.name;
+      e.num_dtypes = static_cast<int32_t>(op.tensors.size());
+      for (size_t k = 0; k < op.tensors.size() && k < POLYCHIP_MAX_SIGNATURE; ++k)
+        e.signature[k] = signature_dtype(op.tensors[k].dtype_role, t);
+      if (e.num_dtypes > POLYCHIP_MAX_SIGNATURE) e.num_dtypes = POLYCHIP_MAX_SIGNATURE;
+      e.fn = run_kernel;
+      entries.push_back(e);
+    }
+  }
+  return entries;
+}
+
+}  // namespace
+
+const std::vector<polychip_kernel_entry>& kernel_entries(Device& device) {
+  // Built once per device; the device's mutex guards the first build.
+  static std::mutex mutex;
+  static std::unordered_map<const Device*, std::vector<polychip_kernel_entry>> tables;
+  std::lock_guard lock(mutex);
+  auto it = tables.find(&device);
+  if (it == tables.end()) it = tables.emplace(&device, build_entries(device)).first;
+  return it->second;
+}
+
+}  // namespace polychip::opencl

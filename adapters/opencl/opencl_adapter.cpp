@@ -1,0 +1,390 @@
+// The C ABI of the opencl adapter: memory as cl_mem, pinned host memory as
+// CL_MEM_ALLOC_HOST_PTR buffers mapped once, streams as in-order queues with
+// profiling, events as markers.
+#include "opencl_adapter.hpp"
+
+#include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace polychip::opencl {
+namespace {
+
+thread_local std::string g_last_error;
+
+// Runs `body`, turning a Failure (or any exception) into a status.
+template <typename F>
+polychip_status guarded(const char* call, F&& body) {
+  try {
+    body();
+    return POLYCHIP_OK;
+  } catch (const Failure& f) {
+    g_last_error = fmt::format("opencl {}: {}", call, f.message);
+    return f.status;
+  } catch (const std::bad_alloc&) {
+    g_last_error = fmt::format("opencl {}: out of host memory", call);
+    return POLYCHIP_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    g_last_error = fmt::format("opencl {}: {}", call, e.what());
+    return POLYCHIP_INTERNAL;
+  }
+}
+
+template <typename Args>
+void require_args(const Args* args, const char* name) {
+  if (!args) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
+  if (args->struct_size < sizeof(size_t))
+    fail(POLYCHIP_INVALID_ARGUMENT,
+         fmt::format("'{}' has struct_size {}", name, args->struct_size));
+}
+
+Memory* require_memory(polychip_memory* m, const char* name) {
+  if (!m) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
+  return as_memory(m);
+}
+
+Stream* require_stream(polychip_stream* s) {
+  if (!s) fail(POLYCHIP_INVALID_ARGUMENT, "'stream' is null");
+  return as_stream(s);
+}
+
+Event* require_event(polychip_event* e, const char* name) {
+  if (!e) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
+  return as_event(e);
+}
+
+const char* last_error_message() { return g_last_error.c_str(); }
+
+polychip_status device_count(polychip_device_count_args* args) {
+  return guarded("device_count", [&] {
+    require_args(args, "args");
+    auto& p = platforms();
+    args->count = static_cast<int32_t>(p.devices.size());
+    args->unavailable_reason = p.devices.empty() ? p.unavailable_reason.c_str() : nullptr;
+  });
+}
+
+polychip_status device_properties(polychip_device_properties_args* args) {
+  return guarded("device_properties", [&] {
+    require_args(args, "args");
+    Device& dev = device_at(args->device);
+    if (!args->properties) fail(POLYCHIP_INVALID_ARGUMENT, "'properties' is null");
+    size_t caller = args->properties->struct_size;
+    if (caller < sizeof(size_t))
+      fail(POLYCHIP_INVALID_ARGUMENT, "'properties->struct_size' is not set");
+    size_t n = std::min(caller, dev.properties.struct_size);
+    std::memcpy(reinterpret_cast<char*>(args->properties) + sizeof(size_t),
+                reinterpret_cast<const char*>(&dev.properties) + sizeof(size_t),
+                n - sizeof(size_t));
+  });
+}
+
+polychip_status memory_allocate(polychip_memory_allocate_args* args) {
+  return guarded("memory_allocate", [&] {
+    require_args(args, "args");
+    Device& dev = device_at(args->device);
+    if (args->kind != POLYCHIP_MEMORY_DEVICE && args->kind != POLYCHIP_MEMORY_PINNED_HOST)
+      fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown memory kind {}", args->kind));
+    if (args->size_bytes > dev.max_alloc_bytes)
+      fail(POLYCHIP_OUT_OF_MEMORY,
+           fmt::format("{} bytes exceed the device's largest allocation ({} bytes)",
+                       args->size_bytes, dev.max_alloc_bytes));
+    auto m = std::make_unique<Memory>(
+        Memory{args->device, args->kind, args->size_bytes, nullptr, nullptr});
+    if (args->size_bytes > 0) {
+      cl_int err = CL_SUCCESS;
+      cl_mem_flags flags = CL_MEM_READ_WRITE;
+      if (args->kind == POLYCHIP_MEMORY_PINNED_HOST) flags |= CL_MEM_ALLOC_HOST_PTR;
+      m->mem = cl().clCreateBuffer(dev.context, flags, args->size_bytes, nullptr, &err);
+      check_cl(err, "clCreateBuffer");
+      if (args->kind == POLYCHIP_MEMORY_PINNED_HOST) {
+        m->mapped =
+            cl().clEnqueueMapBuffer(dev.sync_queue, m->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                    args->size_bytes, 0, nullptr, nullptr, &err);
+        if (err != CL_SUCCESS) cl().clReleaseMemObject(m->mem);
+        check_cl(err, "clEnqueueMapBuffer");
+      }
+    }
+    args->memory = reinterpret_cast<polychip_memory*>(m.release());
+  });
+}
+
+polychip_status memory_free(polychip_memory_free_args* args) {
+  return guarded("memory_free", [&] {
+    require_args(args, "args");
+    if (!args->memory) return;
+    Memory* m = as_memory(args->memory);
+    if (m->mem) {
+      if (m->mapped) {
+        Device& dev = device_at(m->device);
+        cl().clEnqueueUnmapMemObject(dev.sync_queue, m->mem, m->mapped, 0, nullptr, nullptr);
+        cl().clFinish(dev.sync_queue);
+      }
+      cl().clReleaseMemObject(m->mem);
+    }
+    delete m;
+  });
+}
+
+polychip_status memory_host_pointer(polychip_memory_host_pointer_args* args) {
+  return guarded("memory_host_pointer", [&] {
+    require_args(args, "args");
+    Memory* m = require_memory(args->memory, "memory");
+    if (m->kind != POLYCHIP_MEMORY_PINNED_HOST)
+      fail(POLYCHIP_UNSUPPORTED, "opencl device memory is not host visible; copy it with copy()");
+    args->host_pointer = m->mapped;
+  });
+}
+
+void check_range(const Memory* m, uint64_t offset, uint64_t size, const char* side) {
+  if (offset > m->size || size > m->size - offset)
+    fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{} range [{}, {}) exceeds its memory of {} bytes",
+                                                side, offset, offset + size, m->size));
+}
+
+// Copies wait for the stream (or run on the device's synchronous queue),
+// treating pinned host memory as the host pointer it is mapped at.
+polychip_status copy(polychip_copy_args* args) {
+  return guarded("copy", [&] {
+    require_args(args, "args");
+    const uint64_t size = args->size_bytes;
+    Memory* src = nullptr;
+    Memory* dst = nullptr;
+    const void* src_host = nullptr;
+    void* dst_host = nullptr;
+    switch (args->kind) {
+      case POLYCHIP_COPY_HOST_TO_DEVICE:
+        dst = require_memory(args->dst_memory, "dst_memory");
+        src_host = args->src_host;
+        if (!src_host && size) fail(POLYCHIP_INVALID_ARGUMENT, "'src_host' is null");
+        break;
+      case POLYCHIP_COPY_DEVICE_TO_HOST:
+        src = require_memory(args->src_memory, "src_memory");
+        dst_host = args->dst_host;
+        if (!dst_host && size) fail(POLYCHIP_INVALID_ARGUMENT, "'dst_host' is null");
+        break;
+      case POLYCHIP_COPY_DEVICE_TO_DEVICE:
+        src = require_memory(args->src_memory, "src_memory");
+        dst = require_memory(args->dst_memory, "dst_memory");
+        break;
+      default:
+        fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown copy kind {}", args->kind));
+    }
+    if (src) check_range(src, args->src_offset, size, "source");
+    if (dst) check_range(dst, args->dst_offset, size, "destination");
+    Stream* stream = args->stream ? as_stream(args->stream) : nullptr;
+    int32_t device = stream ? stream->device : (dst ? dst->device : src->device);
+    if ((src && src->device != device) || (dst && dst->device != device))
+      fail(POLYCHIP_INVALID_ARGUMENT,
+           "source, destination and stream must belong to the same opencl device");
+    if (size == 0) return;
+    Device& dev = device_at(device);
+    cl_command_queue q = stream ? stream->queue : dev.sync_queue;
+    cl_bool blocking = stream ? CL_FALSE : CL_TRUE;
+    // Pinned memory is host memory: use its mapping as the host side.
+    if (src && src->kind == POLYCHIP_MEMORY_PINNED_HOST) {
+      src_host = static_cast<const char*>(src->mapped) + args->src_offset;
+      src = nullptr;
+    }
+    if (dst && dst->kind == POLYCHIP_MEMORY_PINNED_HOST) {
+      dst_host = static_cast<char*>(dst->mapped) + args->dst_offset;
+      dst = nullptr;
+    }
+    if (src && dst) {
+      check_cl(cl().clEnqueueCopyBuffer(q, src->mem, dst->mem, args->src_offset, args->dst_offset,
+                                        size, 0, nullptr, nullptr),
+               "clEnqueueCopyBuffer");
+      if (!stream) check_cl(cl().clFinish(q), "clFinish");
+    } else if (dst) {
+      check_cl(cl().clEnqueueWriteBuffer(q, dst->mem, blocking, args->dst_offset, size, src_host, 0,
+                                         nullptr, nullptr),
+               "clEnqueueWriteBuffer");
+    } else if (src) {
+      check_cl(cl().clEnqueueReadBuffer(q, src->mem, blocking, args->src_offset, size, dst_host, 0,
+                                        nullptr, nullptr),
+               "clEnqueueReadBuffer");
+    } else {
+      // Host to host (pinned on either side): ordered after the stream's work.
+      if (stream) check_cl(cl().clFinish(q), "clFinish");
+      std::memmove(dst_host, src_host, size);
+    }
+    if (stream) check_cl(cl().clFlush(q), "clFlush");
+  });
+}
+
+polychip_status stream_create(polychip_stream_create_args* args) {
+  return guarded("stream_create", [&] {
+    require_args(args, "args");
+    Device& dev = device_at(args->device);
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q =
+        cl().clCreateCommandQueue(dev.context, dev.id, CL_QUEUE_PROFILING_ENABLE, &err);
+    check_cl(err, "clCreateCommandQueue");
+    args->stream = reinterpret_cast<polychip_stream*>(new Stream{args->device, q});
+  });
+}
+
+polychip_status stream_destroy(polychip_stream_args* args) {
+  return guarded("stream_destroy", [&] {
+    require_args(args, "args");
+    if (!args->stream) return;
+    Stream* s = as_stream(args->stream);
+    cl().clFinish(s->queue);
+    cl().clReleaseCommandQueue(s->queue);
+    delete s;
+  });
+}
+
+polychip_status stream_synchronize(polychip_stream_args* args) {
+  return guarded("stream_synchronize", [&] {
+    require_args(args, "args");
+    check_cl(cl().clFinish(require_stream(args->stream)->queue), "clFinish");
+  });
+}
+
+polychip_status event_create(polychip_event_create_args* args) {
+  return guarded("event_create", [&] {
+    require_args(args, "args");
+    device_at(args->device);
+    args->event = reinterpret_cast<polychip_event*>(new Event{args->device, nullptr});
+  });
+}
+
+polychip_status event_destroy(polychip_event_args* args) {
+  return guarded("event_destroy", [&] {
+    require_args(args, "args");
+    if (!args->event) return;
+    Event* e = as_event(args->event);
+    if (e->event) cl().clReleaseEvent(e->event);
+    delete e;
+  });
+}
+
+polychip_status event_record(polychip_event_args* args) {
+  return guarded("event_record", [&] {
+    require_args(args, "args");
+    Event* e = require_event(args->event, "event");
+    Stream* s = require_stream(args->stream);
+    if (e->device != s->device)
+      fail(POLYCHIP_INVALID_ARGUMENT, "event and stream belong to different devices");
+    cl_event marker = nullptr;
+    check_cl(cl().clEnqueueMarkerWithWaitList(s->queue, 0, nullptr, &marker),
+             "clEnqueueMarkerWithWaitList");
+    cl().clFlush(s->queue);
+    if (e->event) cl().clReleaseEvent(e->event);
+    e->event = marker;
+  });
+}
+
+polychip_status stream_wait_event(polychip_event_args* args) {
+  return guarded("stream_wait_event", [&] {
+    require_args(args, "args");
+    Event* e = require_event(args->event, "event");
+    Stream* s = require_stream(args->stream);
+    if (!e->event) return;  // never recorded: nothing to wait for
+    if (e->device == s->device) {
+      check_cl(cl().clEnqueueBarrierWithWaitList(s->queue, 1, &e->event, nullptr),
+               "clEnqueueBarrierWithWaitList");
+    } else {
+      // Another device has another context: wait on the host instead.
+      check_cl(cl().clWaitForEvents(1, &e->event), "clWaitForEvents");
+    }
+  });
+}
+
+polychip_status event_query(polychip_event_args* args) {
+  return guarded("event_query", [&] {
+    require_args(args, "args");
+    Event* e = require_event(args->event, "event");
+    if (!e->event) {
+      args->complete = 1;
+      return;
+    }
+    cl_int status = CL_QUEUED;
+    check_cl(cl().clGetEventInfo(e->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                 &status, nullptr),
+             "clGetEventInfo");
+    if (status < 0)
+      fail(POLYCHIP_ABORTED, fmt::format("the recorded work failed: {}", cl_error_name(status)));
+    args->complete = status == CL_COMPLETE ? 1 : 0;
+  });
+}
+
+polychip_status event_synchronize(polychip_event_args* args) {
+  return guarded("event_synchronize", [&] {
+    require_args(args, "args");
+    Event* e = require_event(args->event, "event");
+    if (e->event) check_cl(cl().clWaitForEvents(1, &e->event), "clWaitForEvents");
+  });
+}
+
+cl_ulong event_end_ns(Event* e, const char* name) {
+  if (!e->event)
+    fail(POLYCHIP_FAILED_PRECONDITION, fmt::format("event '{}' was never recorded", name));
+  check_cl(cl().clWaitForEvents(1, &e->event), "clWaitForEvents");
+  cl_ulong t = 0;
+  check_cl(cl().clGetEventProfilingInfo(e->event, CL_PROFILING_COMMAND_END, sizeof t, &t, nullptr),
+           "clGetEventProfilingInfo");
+  return t;
+}
+
+polychip_status event_elapsed(polychip_event_elapsed_args* args) {
+  return guarded("event_elapsed", [&] {
+    require_args(args, "args");
+    Event* start = require_event(args->start, "start");
+    Event* end = require_event(args->end, "end");
+    if (start->device != end->device)
+      fail(POLYCHIP_INVALID_ARGUMENT, "'start' and 'end' belong to different devices");
+    cl_ulong t0 = event_end_ns(start, "start");
+    cl_ulong t1 = event_end_ns(end, "end");
+    args->milliseconds = (static_cast<double>(t1) - static_cast<double>(t0)) / 1e6;
+  });
+}
+
+polychip_status kernel_table(polychip_kernel_table_args* args) {
+  return guarded("kernel_table", [&] {
+    require_args(args, "args");
+    const auto& entries = kernel_entries(device_at(args->device));
+    args->entries = entries.data();
+    args->num_entries = static_cast<int32_t>(entries.size());
+  });
+}
+
+const polychip_adapter_api kApi = {
+    POLYCHIP_STRUCT_SIZE(polychip_adapter_api, kernel_table),
+    nullptr,
+    {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR},
+    "opencl",
+    "Khronos OpenCL 1.2 (any ICD; tested on PoCL)",
+    "0.1.0",
+    last_error_message,
+    device_count,
+    device_properties,
+    memory_allocate,
+    memory_free,
+    memory_host_pointer,
+    copy,
+    stream_create,
+    stream_destroy,
+    stream_synchronize,
+    event_create,
+    event_destroy,
+    event_record,
+    stream_wait_event,
+    event_query,
+    event_synchronize,
+    event_elapsed,
+    kernel_table,
+};
+
+}  // namespace
+
+// Lets kernel launchers report errors through the same channel.
+void set_last_error(std::string message) { g_last_error = std::move(message); }
+
+}  // namespace polychip::opencl
+
+extern "C" const polychip_adapter_api* polychip_opencl_adapter_get_api(void) {
+  return &polychip::opencl::kApi;
+}
