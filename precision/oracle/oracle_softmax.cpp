@@ -14,6 +14,7 @@ void softmax(const Call& c) {
   const auto& x = c.in[0].values;
   auto& y = c.out[0].values;
   AxisSplit s = split_axis(c.in[0].shape, c.i(attr::kAxis));
+  std::vector<long double> e(static_cast<size_t>(s.length));
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t r = 0; r < s.inner; ++r) {
       long double mx = -std::numeric_limits<long double>::infinity();
@@ -24,11 +25,14 @@ void softmax(const Call& c) {
         if (v > mx) mx = v;
       }
       ExactSum sum;
-      for (int64_t l = 0; l < s.length; ++l) sum.add(std::exp(x[s.at(o, l, r)] - mx));
+      for (int64_t l = 0; l < s.length; ++l) {
+        e[l] = std::exp(x[s.at(o, l, r)] - mx);
+        sum.add(e[l]);
+      }
       long double total = sum.value(), log_total = std::log(total);
       for (int64_t l = 0; l < s.length; ++l) {
         long double shifted = x[s.at(o, l, r)] - mx;
-        long double v = log_form ? shifted - log_total : std::exp(shifted) / total;
+        long double v = log_form ? shifted - log_total : e[l] / total;
         y[s.at(o, l, r)] = nan ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(v);
       }
     }
