@@ -1,0 +1,86 @@
+#include "sim_profiles.hpp"
+
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+namespace polychip::sim {
+namespace {
+
+cpu::Numerics with(bool cpu::Numerics::*flag) {
+  cpu::Numerics n;
+  n.*flag = true;
+  return n;
+}
+
+const SimProfile kProfiles[] = {
+    {"sim.faithful", "", cpu::Numerics{}},
+    {"sim.bf16acc", "gemm accumulates in bf16 (every partial sum rounded to bf16)",
+     with(&cpu::Numerics::gemm_bf16_accumulation)},
+    {"sim.ftz", "exp/log flush subnormals to zero and keep only 12 fraction bits",
+     with(&cpu::Numerics::ftz_fast_exp_log)},
+    {"sim.naive_softmax", "softmax/log_softmax skip the max subtraction (overflow)",
+     with(&cpu::Numerics::softmax_without_max)},
+    {"sim.poor_variance", "layernorm variance as E[x^2] - E[x]^2 in one f32 pass",
+     with(&cpu::Numerics::one_pass_f32_variance)},
+};
+
+}  // namespace
+
+std::span<const SimProfile> sim_profiles() { return kProfiles; }
+
+double parse_speed(const std::string& text, const std::string& device_type, std::string& error) {
+  auto parse_number = [&](const std::string& s) {
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || !(v > 0 && v <= 1)) {
+      error = "POLYCHIP_SIM_SPEED: '" + s + "' is not a speed in (0, 1]";
+      return 1.0;
+    }
+    return v;
+  };
+  if (text.empty()) return 1.0;
+  if (text.find('=') == std::string::npos) return parse_number(text);
+  double speed = 1.0;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) {
+      error = "POLYCHIP_SIM_SPEED: '" + item + "' is not device_type=speed";
+      return 1.0;
+    }
+    if (item.substr(0, eq) == device_type) speed = parse_number(item.substr(eq + 1));
+    if (!error.empty()) return 1.0;
+  }
+  return speed;
+}
+
+SimConfig parse_sim_config(const char* memory_mb, const char* speed) {
+  SimConfig c;
+  c.devices.resize(sim_profiles().size());
+  uint64_t bytes = SimSettings{}.memory_bytes;
+  if (memory_mb) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(memory_mb, &end, 10);
+    if (!*memory_mb || *end != '\0' || v == 0 || v >= (1ull << 24))
+      c.error = std::string("POLYCHIP_SIM_MEMORY_MB: '") + memory_mb +
+                "' is not a size in MiB between 1 and 2^24 - 1";
+    else
+      bytes = v << 20;
+  }
+  for (size_t d = 0; d < c.devices.size() && c.error.empty(); ++d) {
+    c.devices[d].memory_bytes = bytes;
+    if (speed) c.devices[d].speed = parse_speed(speed, sim_profiles()[d].device_type, c.error);
+  }
+  return c;
+}
+
+const SimConfig& sim_config() {
+  static const SimConfig config =
+      parse_sim_config(std::getenv("POLYCHIP_SIM_MEMORY_MB"), std::getenv("POLYCHIP_SIM_SPEED"));
+  return config;
+}
+
+}  // namespace polychip::sim

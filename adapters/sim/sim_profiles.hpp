@@ -1,0 +1,44 @@
+// The simulated chips: one device per profile, each a device type whose
+// numerics are the cpu kernels with at most one deliberate defect
+// (docs/sim-profiles.md), plus its memory size and speed factor.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "numerics.hpp"
+
+namespace polychip::sim {
+
+struct SimProfile {
+  const char* device_type;  // "sim.faithful", ...
+  const char* defect;       // one line, "" for none
+  cpu::Numerics numerics;
+};
+
+// In device-index order.
+std::span<const SimProfile> sim_profiles();
+
+// Per-device settings read once from the environment:
+//  POLYCHIP_SIM_MEMORY_MB  device memory of every sim device (default 1024);
+//  POLYCHIP_SIM_SPEED      "0.5" for all devices, or "sim.bf16acc=0.25,..."
+//                          per device type; a device at speed s takes 1/s
+//                          of the cpu's kernel time (s in (0, 1]).
+struct SimSettings {
+  uint64_t memory_bytes = 1024ull << 20;
+  double speed = 1.0;
+};
+struct SimConfig {
+  std::vector<SimSettings> devices;  // one per profile
+  std::string error;  // a malformed variable: the adapter then reports 0 devices and this
+};
+const SimConfig& sim_config();
+SimConfig parse_sim_config(const char* memory_mb, const char* speed);
+
+// Parses a POLYCHIP_SIM_SPEED value for `device_type`; `error` is set (and
+// 1.0 returned) when the text is malformed or a speed is outside (0, 1].
+double parse_speed(const std::string& text, const std::string& device_type, std::string& error);
+
+}  // namespace polychip::sim

@@ -1,0 +1,151 @@
+// Sim device memory: unreadable from the host (a direct touch dies with
+// SIGSEGV), readable and writable through copies and kernels; budgets,
+// bounds and handle checks.
+#include <csignal>
+#include <numeric>
+
+#include "sim_memory.hpp"
+#include "sim_profiles.hpp"
+#include "sim_test_util.hpp"
+
+namespace polychip::testing {
+namespace {
+
+using sim::SimMemory;
+
+char* device_address(const Buffer& b) { return reinterpret_cast<SimMemory*>(b.handle())->base(); }
+
+TEST_F(SimTest, HostCannotTouchDeviceMemoryDirectly) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  OpRunner run = runner("sim.faithful");
+  auto t = run.make(DType::kF32, {3}, {1, 2, 3});
+  char* base = device_address(t.buffer());
+  ASSERT_NE(base, nullptr);
+  EXPECT_EXIT(
+      {
+        volatile float v = *reinterpret_cast<volatile float*>(base);
+        std::_Exit(v == 1 ? 0 : 3);
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EXIT(
+      {
+        *reinterpret_cast<volatile float*>(base + 4) = 7;
+        std::_Exit(0);
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+  // Through the API the data is there, kernels work on it, and it is locked
+  // again afterwards.
+  run.call("add", {t, t, t});
+  EXPECT_TRUE(same_values(run.values(t), {2, 4, 6}));
+  EXPECT_EXIT(
+      {
+        volatile float v = *reinterpret_cast<volatile float*>(base);
+        std::_Exit(v == 2 ? 0 : 3);
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+  try {
+    t.buffer().host_pointer();
+    FAIL() << "device memory gave a host pointer";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+    EXPECT_NE(e.message().find("not host visible"), std::string::npos) << e.message();
+  }
+}
+
+TEST_F(SimTest, PinnedHostMemoryIsHostVisible) {
+  const Device dev = rt.device("sim.faithful");
+  Buffer pinned(dev, 64, MemoryKind::kPinnedHost);
+  auto* p = static_cast<int32_t*>(pinned.host_pointer());
+  ASSERT_NE(p, nullptr);
+  p[3] = 42;
+  Buffer device(dev, 64);
+  device.copy_from(pinned, 64);
+  int32_t out[16] = {};
+  device.copy_to_host(out, 64);
+  EXPECT_EQ(out[3], 42);
+}
+
+TEST_F(SimTest, CopiesRoundTripAndCheckBounds) {
+  const Device dev = rt.device("sim.bf16acc");
+  std::vector<uint8_t> in(10000), out(10000);
+  std::iota(in.begin(), in.end(), 0);
+  Buffer a(dev, in.size()), b(dev, in.size());
+  a.copy_from_host(in.data(), in.size());
+  b.copy_from(a, 5000, 0, 5000);
+  b.copy_from(a, 5000, 5000, 0);
+  b.copy_to_host(out.data(), out.size());
+  for (size_t i = 0; i < 5000; ++i) {
+    ASSERT_EQ(out[i], in[i + 5000]);
+    ASSERT_EQ(out[i + 5000], in[i]);
+  }
+  // The adapter itself refuses out-of-range copies (not only the HAL).
+  const polychip_adapter_api& api = dev.api();
+  polychip_copy_args c{};
+  c.struct_size = sizeof c;
+  c.kind = POLYCHIP_COPY_DEVICE_TO_HOST;
+  c.src_memory = a.handle();
+  c.src_offset = 9000;
+  c.dst_host = out.data();
+  c.size_bytes = 1001;
+  EXPECT_EQ(api.copy(&c), POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(api.last_error_message()).find("outside the memory of 10000 bytes"),
+            std::string::npos);
+  c.src_memory = reinterpret_cast<polychip_memory*>(out.data());  // not a handle
+  c.src_offset = 0;
+  c.size_bytes = 1;
+  EXPECT_EQ(api.copy(&c), POLYCHIP_INVALID_ARGUMENT);
+}
+
+TEST_F(SimTest, DeviceMemoryBudgetIsEnforced) {
+  const Device dev = rt.device("sim.ftz");
+  const uint64_t budget = dev.properties().memory_bytes;
+  EXPECT_EQ(budget, sim::sim_config().devices[2].memory_bytes);
+  try {
+    Buffer too_big(dev, budget + 1);
+    FAIL() << "allocated more than the device has";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kOutOfMemory);
+  }
+  {
+    Buffer half(dev, budget / 2);
+    EXPECT_THROW(Buffer(dev, budget / 2 + 4096), Error);
+  }
+  EXPECT_NO_THROW(Buffer(dev, budget / 2 + 4096));  // freed memory is returned to the budget
+  Buffer empty(dev, 0);
+  EXPECT_EQ(empty.size(), 0u);
+}
+
+TEST_F(SimTest, ViewsOutsideTheirMemoryAreRefused) {
+  OpRunner run = runner("sim.faithful");
+  auto t = run.make(DType::kF32, {4}, {1, 2, 3, 4});
+  TensorView past_end(run.device(), t.buffer().handle(), DType::kF32, {4}, {1}, 8);
+  try {
+    run.call("neg", {past_end, t});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.what();
+  }
+  // The same on the cpu adapter.
+  auto c = cpu.make(DType::kF32, {4}, {1, 2, 3, 4});
+  TensorView cpu_past_end(cpu.device(), c.buffer().handle(), DType::kF32, {4}, {2});
+  EXPECT_THROW(cpu.call("neg", {cpu_past_end, c}), Error);
+}
+
+TEST(SimConfig, EnvironmentValuesAreParsedOrRefused) {
+  auto ok = sim::parse_sim_config("64", "sim.bf16acc=0.25,sim.ftz=0.5");
+  EXPECT_TRUE(ok.error.empty()) << ok.error;
+  EXPECT_EQ(ok.devices[0].memory_bytes, 64ull << 20);
+  EXPECT_EQ(ok.devices[0].speed, 1.0);
+  EXPECT_EQ(ok.devices[1].speed, 0.25);
+  EXPECT_EQ(ok.devices[2].speed, 0.5);
+  EXPECT_EQ(sim::parse_sim_config(nullptr, "0.5").devices[4].speed, 0.5);
+  EXPECT_NE(sim::parse_sim_config("lots", nullptr).error.find("POLYCHIP_SIM_MEMORY_MB"),
+            std::string::npos);
+  EXPECT_NE(sim::parse_sim_config(nullptr, "2").error.find("(0, 1]"), std::string::npos);
+  EXPECT_NE(
+      sim::parse_sim_config(nullptr, "sim.ftz=0.5,sim.bf16acc").error.find("device_type=speed"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace polychip::testing

@@ -1,0 +1,185 @@
+// Each sim device type: faithful numerics match the cpu adapter bit for
+// bit; each defective profile differs from the cpu on the ops its defect
+// touches and matches it bit for bit everywhere else.
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+
+#include "sim_profiles.hpp"
+#include "sim_test_util.hpp"
+
+namespace polychip::testing {
+namespace {
+
+std::vector<double> random_values(size_t n, unsigned seed, double mean = 0, double sd = 1) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> dist(mean, sd);
+  std::vector<double> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// One op case: inputs (dtype, shape, values), output shapes, attributes.
+struct Case {
+  std::string name;  // what the defect profiles list
+  std::string op;
+  std::vector<std::tuple<DType, Shape, std::vector<double>>> inputs;
+  std::vector<std::pair<DType, Shape>> outputs;
+  std::function<void(polychip_op_attrs&)> set_attrs;
+};
+
+// Runs `c` on `run` and returns every output's values, concatenated.
+std::vector<double> run_case(OpRunner& run, const Case& c) {
+  std::vector<Tensor> tensors;
+  for (const auto& [dt, shape, values] : c.inputs) tensors.push_back(run.make(dt, shape, values));
+  for (const auto& [dt, shape] : c.outputs) tensors.push_back(run.empty(dt, shape));
+  auto a = run.attrs(c.op);
+  if (c.set_attrs) c.set_attrs(a);
+  std::vector<TensorView> views(tensors.begin(), tensors.end());
+  run.device().runtime().dispatcher().call(c.op, views, a, Stream(run.device()));
+  std::vector<double> out;
+  for (size_t k = c.inputs.size(); k < tensors.size(); ++k) {
+    auto v = run.values(tensors[k]);
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+// Cases that expose each defect, and ordinary ops none of them touch.
+std::vector<Case> cases() {
+  const DType f32 = DType::kF32;
+  std::vector<Case> cs;
+  cs.push_back({"gemm",
+                "gemm",
+                {{f32, {16, 64}, random_values(1024, 1)},
+                 {f32, {64, 8}, random_values(512, 2)},
+                 {f32, {16, 8}, std::vector<double>(128, 0)}},
+                {{f32, {16, 8}}},
+                nullptr});
+  // exp with results down to the f32 subnormal range; log of subnormals.
+  std::vector<double> ex = random_values(64, 3);
+  ex.push_back(-100);
+  ex.push_back(-88);
+  cs.push_back({"exp", "exp", {{f32, {66}, ex}}, {{f32, {66}}}, nullptr});
+  std::vector<double> lx = random_values(62, 4, 5, 1);
+  for (auto& v : lx) v = std::fabs(v);
+  lx.push_back(1e-40);
+  lx.push_back(3e-39);
+  cs.push_back({"log", "log", {{f32, {64}, lx}}, {{f32, {64}}}, nullptr});
+  std::vector<double> sx = random_values(32, 5, 0, 3);
+  sx[3] = 95;  // overflows exp in f32 without max subtraction
+  cs.push_back({"softmax", "softmax", {{f32, {4, 8}, sx}}, {{f32, {4, 8}}}, nullptr});
+  cs.push_back({"log_softmax", "log_softmax", {{f32, {4, 8}, sx}}, {{f32, {4, 8}}}, nullptr});
+  cs.push_back({"layernorm",
+                "layernorm",
+                {{f32, {4, 64}, random_values(256, 6, 3000, 1)},
+                 {f32, {64}, std::vector<double>(64, 1)},
+                 {f32, {64}, std::vector<double>(64, 0)}},
+                {{f32, {4, 64}}, {f32, {4}}, {f32, {4}}},
+                nullptr});
+  // Ops no defect touches.
+  cs.push_back(
+      {"sigmoid", "sigmoid", {{f32, {40}, random_values(40, 7, 0, 4)}}, {{f32, {40}}}, nullptr});
+  cs.push_back(
+      {"rmsnorm",
+       "rmsnorm",
+       {{f32, {4, 64}, random_values(256, 8, 3000, 1)}, {f32, {64}, std::vector<double>(64, 1)}},
+       {{f32, {4, 64}}, {f32, {4}}},
+       nullptr});
+  cs.push_back({"cross_entropy",
+                "cross_entropy",
+                {{f32, {3, 5}, random_values(15, 9, 0, 30)}, {DType::kI64, {3}, {0, 4, 2}}},
+                {{f32, {3}}},
+                nullptr});
+  cs.push_back({"attention",
+                "attention",
+                {{f32, {1, 2, 4, 8}, random_values(64, 10)},
+                 {f32, {1, 2, 4, 8}, random_values(64, 11)},
+                 {f32, {1, 2, 4, 8}, random_values(64, 12)}},
+                {{f32, {1, 2, 4, 8}}, {f32, {1, 2, 4}}},
+                nullptr});
+  cs.push_back({"reduce_sum",
+                "reduce_sum",
+                {{f32, {8, 16}, random_values(128, 13)}},
+                {{f32, {8, 1}}},
+                nullptr});
+  return cs;
+}
+
+// Which case names each profile's defect must change.
+const std::map<std::string, std::set<std::string>> kAffected = {
+    {"sim.faithful", {}},
+    {"sim.bf16acc", {"gemm"}},
+    {"sim.ftz", {"exp", "log"}},
+    {"sim.naive_softmax", {"softmax", "log_softmax"}},
+    {"sim.poor_variance", {"layernorm"}},
+};
+
+TEST_F(SimTest, OneDevicePerProfileWithItsDeviceType) {
+  std::set<std::string> types;
+  for (const Device& d : rt.devices())
+    if (std::string(d.adapter_name()) == "sim") {
+      types.insert(d.device_type());
+      EXPECT_FALSE(d.properties().has(POLYCHIP_CAP_HOST_VISIBLE_MEMORY));
+      EXPECT_TRUE(d.properties().has(POLYCHIP_CAP_TIMING_EVENTS));
+      EXPECT_TRUE(d.properties().supports(DType::kBF16));
+    }
+  std::set<std::string> want;
+  for (const auto& [type, ops] : kAffected) want.insert(type);
+  EXPECT_EQ(types, want);
+  EXPECT_EQ(sim::sim_profiles().size(), want.size());
+}
+
+TEST_F(SimTest, EachProfileDiffersFromTheCpuExactlyOnTheOpsItsDefectTouches) {
+  const auto all = cases();
+  std::vector<std::vector<double>> reference;
+  for (const auto& c : all) reference.push_back(run_case(cpu, c));
+  for (const auto& [type, affected] : kAffected) {
+    OpRunner sim = runner(type.c_str());
+    for (size_t k = 0; k < all.size(); ++k) {
+      const auto got = run_case(sim, all[k]);
+      const bool same = same_values(got, reference[k]);
+      EXPECT_EQ(!same, affected.count(all[k].name) == 1)
+          << type << " on " << all[k].name << (same ? " matches" : " differs from") << " the cpu";
+    }
+  }
+}
+
+TEST_F(SimTest, DefectsShowTheirSignatures) {
+  // naive softmax: exp(95) overflows f32 -> NaN in the row; cpu stays finite.
+  OpRunner naive = runner("sim.naive_softmax");
+  auto x = naive.make(DType::kF32, {2}, {95, 0});
+  auto y = naive.empty(DType::kF32, {2});
+  naive.call("softmax", {x, y});
+  EXPECT_TRUE(std::isnan(naive.values(y)[0]));
+  // ftz: exp(-100) is subnormal in f32 -> 0; log(1e-40) -> -Inf.
+  OpRunner ftz = runner("sim.ftz");
+  auto e = ftz.make(DType::kF32, {2}, {-100, 1e-40});
+  auto r = ftz.empty(DType::kF32, {2});
+  ftz.call("exp", {e, r});
+  EXPECT_EQ(ftz.values(r)[0], 0.0);
+  ftz.call("log", {e, r});
+  EXPECT_EQ(ftz.values(r)[1], -INFINITY);
+  // poor variance: mean 1e4, sd 1: rstd far from 1.
+  OpRunner poor = runner("sim.poor_variance");
+  auto lx = poor.make(DType::kF32, {1, 256}, random_values(256, 20, 1e4, 1));
+  auto g = poor.make(DType::kF32, {256}, std::vector<double>(256, 1));
+  auto b = poor.make(DType::kF32, {256}, std::vector<double>(256, 0));
+  auto ly = poor.empty(DType::kF32, {1, 256}), m = poor.empty(DType::kF32, {1}),
+       rs = poor.empty(DType::kF32, {1});
+  poor.call("layernorm", {lx, g, b, ly, m, rs});
+  EXPECT_GT(std::fabs(poor.values(rs)[0] - 1.0), 0.1);
+  // bf16 accumulation: 256 ones + 1 each: 257 is not a bf16 number.
+  OpRunner acc = runner("sim.bf16acc");
+  auto a1 = acc.make(DType::kF32, {1, 512}, std::vector<double>(512, 1.0));
+  auto b1 = acc.make(DType::kF32, {512, 1}, std::vector<double>(512, 1.0));
+  auto c1 = acc.make(DType::kF32, {1, 1}, {0});
+  auto y1 = acc.empty(DType::kF32, {1, 1});
+  acc.call("gemm", {a1, b1, c1, y1});
+  EXPECT_EQ(acc.values(y1)[0], 256.0);  // stuck: 256 + 1 rounds back to 256 in bf16
+}
+
+}  // namespace
+}  // namespace polychip::testing
