@@ -30,8 +30,9 @@ const bool certify_registered = polychip::cli::register_command(
       sub.add_option("--case", *case_id, "run exactly this case id (a reproducer)");
       sub.add_option("--timeout", o->timeout_seconds, "seconds a single case may take")
           ->check(CLI::PositiveNumber);
-      sub.add_option("--tolerances", o->tolerances_path,
-                     "tolerances JSON file (default: the built-in conformance/data/tolerances.json)");
+      sub.add_option(
+          "--tolerances", o->tolerances_path,
+          "tolerances JSON file (default: the built-in conformance/data/tolerances.json)");
       sub.add_option("--waivers", o->waivers_path,
                      "waivers JSON file (default: the built-in conformance/data/waivers.json)");
       sub.add_flag("!--no-progress", o->progress, "no progress lines on stderr");

@@ -1,0 +1,34 @@
+// Options of `polychip certify` and of its hidden worker subcommand.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace polychip::conformance {
+
+struct CertifyOptions {
+  std::string suite = "precision";
+  std::string level = "quick";
+  // Adapter names or device types ("cpu", "sim.faithful", "opencl").
+  std::vector<std::string> adapters;
+  std::string out_dir;
+  std::optional<std::string> case_id;  // run exactly this case
+  double timeout_seconds = 60;         // per case
+  std::string tolerances_path;         // "" = built-in
+  std::string waivers_path;            // "" = built-in
+  std::string worker_executable;       // "" = this executable (/proc/self/exe)
+  bool progress = true;                // progress lines on stderr
+};
+
+struct WorkerOptions {
+  std::string adapter;
+  std::string level = "quick";
+  std::optional<std::string> case_id;
+  size_t first = 0;   // index of the first case to run
+  int result_fd = 3;  // JSON lines go here
+  std::string tolerances_path;
+  std::string waivers_path;
+};
+
+}  // namespace polychip::conformance

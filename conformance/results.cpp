@@ -1,0 +1,249 @@
+#include "results.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "verdict.hpp"
+
+#ifndef POLYCHIP_VERSION
+#define POLYCHIP_VERSION "unknown"
+#endif
+#ifndef POLYCHIP_GIT_COMMIT
+#define POLYCHIP_GIT_COMMIT ""
+#endif
+
+namespace polychip::conformance {
+namespace {
+
+using precision::Verdict;
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+nlohmann::json count_verdicts(const std::vector<nlohmann::json>& records) {
+  nlohmann::json counts = nlohmann::json::object();
+  for (Verdict v : precision::kAllVerdicts) counts[std::string(precision::verdict_name(v))] = 0;
+  for (const auto& r : records) {
+    std::string v = r.value("verdict", "Fail");
+    counts[v] = counts.value(v, 0) + 1;
+  }
+  return counts;
+}
+
+bool any_failure(const nlohmann::json& counts) {
+  for (Verdict v : {Verdict::kFail, Verdict::kCrash, Verdict::kTimeout})
+    if (counts.value(std::string(precision::verdict_name(v)), 0) > 0) return true;
+  return false;
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 forbids most control characters.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          out += '?';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json environment_json() {
+  char host[256] = "unknown";
+  ::gethostname(host, sizeof host - 1);
+  utsname u{};
+  std::string os = "unknown";
+  if (::uname(&u) == 0) os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
+  nlohmann::json env = {{"host", host},
+                        {"os", os},
+                        {"cpu", cpu_model()},
+                        {"cpu_count", static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))},
+                        {"polychip_version", POLYCHIP_VERSION},
+                        {"time", utc_now()}};
+  std::string commit = POLYCHIP_GIT_COMMIT;
+  env["git_commit"] = commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(commit);
+  return env;
+}
+
+nlohmann::json build_results(const CertifyOptions& o, const std::vector<AdapterRun>& runs,
+                             const precision::WaiverList& waivers, double duration_seconds) {
+  nlohmann::json doc;
+  doc["schema"] = kResultsSchema;
+  doc["environment"] = environment_json();
+  nlohmann::json cmdline = {{"suite", o.suite},
+                            {"level", o.level},
+                            {"adapters", o.adapters},
+                            {"timeout_seconds", o.timeout_seconds}};
+  if (o.case_id) cmdline["case"] = *o.case_id;
+  cmdline["tolerances"] = o.tolerances_path.empty() ? "built-in" : o.tolerances_path;
+  cmdline["waivers"] = o.waivers_path.empty() ? "built-in" : o.waivers_path;
+  doc["run"] = cmdline;
+  doc["duration_seconds"] = duration_seconds;
+  doc["references"] = {
+      {"oracle", "float64 oracle (precision/oracle)"},
+      {"nvidia", "NVIDIA emulation on the CPU (reference/): emulated, not measured"}};
+
+  nlohmann::json adapters = nlohmann::json::array();
+  nlohmann::json cases = nlohmann::json::array();
+  nlohmann::json waiver_list = nlohmann::json::array();
+  std::vector<nlohmann::json> all_records;
+  bool all_pass = true;
+  for (const auto& run : runs) {
+    nlohmann::json a = run.info;
+    a["name"] = run.name;
+    a["worker_starts"] = run.worker_starts;
+    nlohmann::json counts = count_verdicts(run.records);
+    a["summary"] = counts;
+    bool pass = !any_failure(counts) && !run.fatal;
+    if (run.fatal) a["error"] = *run.fatal;
+    a["verdict"] = pass ? "Pass" : "Fail";
+    all_pass = all_pass && pass;
+    std::string device_type = run.info.value("device_type", "");
+    for (const auto& w : waivers.for_adapter(run.name, device_type)) {
+      nlohmann::json wj = precision::to_json(w);
+      wj["applies_to"] = run.name;
+      waiver_list.push_back(wj);
+    }
+    adapters.push_back(a);
+    for (const auto& r : run.records) {
+      cases.push_back(r);
+      all_records.push_back(r);
+    }
+  }
+  doc["adapters"] = adapters;
+  doc["waivers"] = waiver_list;
+  doc["cases"] = cases;
+  doc["summary"] = count_verdicts(all_records);
+  doc["verdict"] = all_pass ? "Pass" : "Fail";
+  return doc;
+}
+
+std::string junit_xml(const nlohmann::json& results) {
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  const auto& summary = results["summary"];
+  auto count = [&](const nlohmann::json& s, const char* v) { return s.value(v, 0); };
+  out += fmt::format(
+      "<testsuites name=\"polychip certify\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+      "skipped=\"{}\">\n",
+      results["cases"].size(), count(summary, "Fail"),
+      count(summary, "Crash") + count(summary, "Timeout"),
+      count(summary, "NotSupported") + count(summary, "Waived"));
+  for (const auto& a : results["adapters"]) {
+    const std::string name = a.value("name", "");
+    const auto& s = a["summary"];
+    std::string body;
+    int tests = 0;
+    double time = 0;
+    for (const auto& c : results["cases"]) {
+      if (c.value("adapter", "") != name) continue;
+      ++tests;
+      double ms = c.value("duration_ms", 0.0);
+      time += ms / 1000;
+      const std::string verdict = c.value("verdict", "");
+      const std::string message = c.value("message", verdict);
+      body += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.6f}\">\n",
+                          xml_escape(name), xml_escape(c.value("op", "")),
+                          xml_escape(c.value("id", "")), ms / 1000);
+      if (verdict == "Fail")
+        body += fmt::format("      <failure message=\"{}\">repro: {}</failure>\n",
+                            xml_escape(message), xml_escape(c.value("repro", "")));
+      else if (verdict == "Crash" || verdict == "Timeout")
+        body += fmt::format("      <error type=\"{}\" message=\"{}\">repro: {}</error>\n", verdict,
+                            xml_escape(message), xml_escape(c.value("repro", "")));
+      else if (verdict == "NotSupported" || verdict == "Waived")
+        body += fmt::format("      <skipped message=\"{}: {}\"/>\n", verdict, xml_escape(message));
+      else if (verdict == "QualityWarning")
+        body +=
+            fmt::format("      <system-out>QualityWarning: {}</system-out>\n", xml_escape(message));
+      body += "    </testcase>\n";
+    }
+    out += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+        "time=\"{:.3f}\">\n",
+        xml_escape(name), tests, count(s, "Fail"), count(s, "Crash") + count(s, "Timeout"),
+        count(s, "NotSupported") + count(s, "Waived"), time);
+    out += body;
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
+  return out;
+}
+
+std::string summary_table(const nlohmann::json& results) {
+  std::vector<std::string> columns = {"Pass", "QualityWarning", "NotSupported", "Waived",
+                                      "Fail", "Crash",          "Timeout"};
+  size_t name_width = 7;
+  for (const auto& a : results["adapters"])
+    name_width = std::max(name_width, a.value("name", "").size());
+  std::string out = fmt::format("{:<{}}", "adapter", name_width);
+  for (const auto& c : columns) out += fmt::format("  {:>{}}", c, c.size());
+  out += "  verdict\n";
+  for (const auto& a : results["adapters"]) {
+    out += fmt::format("{:<{}}", a.value("name", ""), name_width);
+    for (const auto& c : columns)
+      out += fmt::format("  {:>{}}", a["summary"].value(c, 0), c.size());
+    out += fmt::format("  {}\n", a.value("verdict", ""));
+    if (a.contains("error")) out += fmt::format("  error: {}\n", a["error"].get<std::string>());
+  }
+  size_t shown = 0, hidden = 0;
+  for (const auto& c : results["cases"]) {
+    std::string v = c.value("verdict", "");
+    if (v == "Pass" || v == "NotSupported") continue;
+    if (shown++ == 0) out += "\nnot passing (verdict, reproducer, why):\n";
+    if (shown > 40) {
+      ++hidden;
+      continue;
+    }
+    out += fmt::format("  {:<14} {}\n                 {}\n", v, c.value("repro", ""),
+                       c.value("message", ""));
+  }
+  if (hidden) out += fmt::format("  ... and {} more in results.json\n", hidden);
+  out += fmt::format("\noverall: {}\n", results.value("verdict", ""));
+  return out;
+}
+
+}  // namespace polychip::conformance

@@ -1,0 +1,41 @@
+// The supervisor: runs one adapter's cases in worker child processes
+// (fork + exec of the polychip binary's hidden `certify-worker` command),
+// reading its JSON lines over a pipe. A worker that dies mid-case yields a
+// Crash verdict for that case, one that stops answering within the timeout
+// is killed and yields Timeout; either way a fresh worker resumes with the
+// next case, so the run always completes.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "case_spec.hpp"
+#include "certify_options.hpp"
+#include "verdict.hpp"
+
+namespace polychip::conformance {
+
+struct AdapterRun {
+  std::string name;                     // as requested ("cpu", "sim.bf16acc")
+  nlohmann::json info;                  // the worker's hello: version, abi, device type, patches
+  std::vector<nlohmann::json> records;  // one per case, in case order
+  int worker_starts = 0;
+  std::optional<std::string> fatal;  // the adapter could not be certified at all
+  bool usage_error = false;          // fatal because the request was wrong
+};
+
+// Called after each case with its record.
+using ProgressFn = std::function<void(const std::string& adapter, size_t index, size_t total,
+                                      const nlohmann::json& record)>;
+
+AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::CaseSpec>& cases,
+                       const CertifyOptions& options, const ProgressFn& progress);
+
+// Path of the running executable (/proc/self/exe).
+std::string self_executable();
+
+}  // namespace polychip::conformance

@@ -1,0 +1,125 @@
+#include "worker.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "case_list.hpp"
+#include "case_runner.hpp"
+#include "polychip/dispatcher.hpp"
+#include "polychip/error.hpp"
+#include "polychip/runtime.hpp"
+#include "references.hpp"
+
+namespace polychip::conformance {
+namespace {
+
+// Writes one line fully (retrying short writes) so the parent never sees
+// half a record unless the process dies inside write().
+void emit(int fd, const nlohmann::json& j) {
+  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(3);  // the parent is gone: nothing left to report to
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+nlohmann::json adapter_json(Runtime& runtime, const Device& device, const std::string& requested) {
+  nlohmann::json j = {{"name", requested},
+                      {"adapter", device.adapter_name()},
+                      {"device", device.label()},
+                      {"device_type", device.device_type()},
+                      {"device_name", device.properties().name}};
+  for (const auto& info : runtime.adapters())
+    if (info.name == device.adapter_name()) {
+      j["version"] = info.version;
+      j["vendor"] = info.vendor;
+      j["abi"] = fmt::format("{}.{}", info.abi_major, info.abi_minor);
+      j["origin"] = info.origin;
+    }
+  nlohmann::json dtypes = nlohmann::json::array();
+  for (DType d : device.properties().supported_dtypes) dtypes.push_back(dtype_name(d));
+  j["supported_dtypes"] = dtypes;
+  nlohmann::json patches = nlohmann::json::array();
+  for (const auto& p : runtime.dispatcher().active_patches())
+    if (p.device_type == device.device_type())
+      patches.push_back({{"op", p.op}, {"signature", p.signature}, {"origin", p.origin}});
+  j["patches"] = patches;
+  return j;
+}
+
+}  // namespace
+
+std::vector<precision::CaseSpec> select_cases(const std::string& suite, const std::string& level,
+                                              const std::optional<std::string>& case_id) {
+  if (suite != "precision")
+    throw_error(StatusCode::kInvalidArgument,
+                fmt::format("unknown suite '{}' (available: precision)", suite));
+  auto lvl = precision::parse_level(level);
+  if (case_id) return {precision::parse_case_id(*case_id)};
+  return precision::cases_for_level(lvl);
+}
+
+std::string repro_prefix(const std::string& adapter) {
+  return fmt::format("polychip certify --suite precision --adapters {} --case ", adapter);
+}
+
+int run_worker(const WorkerOptions& o) {
+  const int fd = o.result_fd;
+  try {
+    auto cases = select_cases("precision", o.level, o.case_id);
+    Runtime& runtime = Runtime::global();
+    Device device;
+    try {
+      device = runtime.device(o.adapter);
+    } catch (const Error& e) {
+      emit(fd, {{"event", "fatal"}, {"usage", true}, {"message", e.message()}});
+      return 1;
+    }
+    auto tolerances = o.tolerances_path.empty()
+                          ? precision::ToleranceTable::builtin()
+                          : precision::ToleranceTable::from_file(o.tolerances_path);
+    auto waivers = o.waivers_path.empty() ? precision::WaiverList::builtin()
+                                          : precision::WaiverList::from_file(o.waivers_path);
+    Stream stream(device);
+    precision::CaseContext ctx;
+    ctx.device = device;
+    ctx.dispatcher = &runtime.dispatcher();
+    ctx.stream = &stream;
+    ctx.references = default_references();
+    ctx.tolerances = &tolerances;
+    ctx.waivers = &waivers;
+    ctx.adapter = o.adapter;
+    ctx.repro_prefix = repro_prefix(o.adapter);
+    emit(fd, {{"event", "hello"},
+              {"adapter", adapter_json(runtime, device, o.adapter)},
+              {"cases", cases.size()}});
+    for (size_t i = o.first; i < cases.size(); ++i) {
+      emit(fd, {{"event", "begin"}, {"index", i}, {"id", precision::case_id(cases[i])}});
+      auto outcome = precision::run_case(cases[i], ctx);
+      emit(fd, {{"event", "case"}, {"index", i}, {"record", outcome.record}});
+    }
+    emit(fd, {{"event", "done"}});
+    return 0;
+  } catch (const Error& e) {
+    emit(fd,
+         {{"event", "fatal"},
+          {"usage", e.code() == StatusCode::kInvalidArgument || e.code() == StatusCode::kNotFound},
+          {"message", e.what()}});
+    return 1;
+  } catch (const std::exception& e) {
+    emit(fd, {{"event", "fatal"}, {"usage", false}, {"message", e.what()}});
+    return 1;
+  }
+}
+
+}  // namespace polychip::conformance

@@ -1,0 +1,30 @@
+// The certify worker: runs one adapter's cases in a child process and
+// streams one JSON line per event to a file descriptor, flushed at once, so
+// a crash loses at most the case that was running. Protocol:
+//   {"event":"hello","adapter":{...},"cases":N}     once, after the device is found
+//   {"event":"begin","index":i,"id":"..."}          before case i
+//   {"event":"case","index":i,"record":{...}}       after case i
+//   {"event":"fatal","usage":bool,"message":"..."}  nothing more will come
+//   {"event":"done"}                                every case ran
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "case_spec.hpp"
+#include "certify_options.hpp"
+
+namespace polychip::conformance {
+
+// The cases of a run: the level's list, or the single case of `case_id`.
+// Throws Error(INVALID_ARGUMENT) for a bad level or case id.
+std::vector<precision::CaseSpec> select_cases(const std::string& suite, const std::string& level,
+                                              const std::optional<std::string>& case_id);
+
+// The reproducer prefix of a case on `adapter`: append the case id.
+std::string repro_prefix(const std::string& adapter);
+
+// Returns the process exit code (0 after "done", 1 after "fatal").
+int run_worker(const WorkerOptions& options);
+
+}  // namespace polychip::conformance

@@ -1,0 +1,196 @@
+#include "case_list.hpp"
+
+#include <fmt/format.h>
+
+#include "polychip/error.hpp"
+#include "polychip/op_contract.hpp"
+
+namespace polychip::precision {
+namespace {
+
+constexpr DType kHalfAndSingle[] = {DType::kF32, DType::kF16, DType::kBF16};
+
+class Builder {
+ public:
+  explicit Builder(Level level) : level_(level) {}
+  void add(const char* op, DType dt, Shape dims, std::vector<std::string> variant = {},
+           uint64_t seed = 1) {
+    cases_.push_back({op, dt, std::move(dims), std::move(variant), seed});
+    for (uint64_t extra = 2; extra <= extra_seeds(); ++extra)
+      cases_.push_back({op, dt, cases_.back().dims, cases_.back().variant, seed + extra - 1});
+  }
+  // f32/f16/bf16 (and f64 from the standard level on).
+  void add_floats(const char* op, Shape dims, std::vector<std::string> variant = {}) {
+    for (DType dt : kHalfAndSingle) add(op, dt, dims, variant);
+    if (level_ != Level::kQuick) add(op, DType::kF64, dims, variant);
+  }
+  bool at_least(Level l) const { return static_cast<int>(level_) >= static_cast<int>(l); }
+  std::vector<CaseSpec> take() { return std::move(cases_); }
+
+ private:
+  uint64_t extra_seeds() const {
+    return level_ == Level::kQuick ? 1 : level_ == Level::kStandard ? 2 : 4;
+  }
+  Level level_;
+  std::vector<CaseSpec> cases_;
+};
+
+void elementwise(Builder& b) {
+  const char* unary[] = {"neg",  "exp",     "log",  "sqrt", "rsqrt",
+                         "tanh", "sigmoid", "relu", "gelu", "silu"};
+  for (const char* op : unary) {
+    b.add_floats(op, {1000});
+    b.add(op, DType::kF32, {999}, {"special"});
+    b.add(op, DType::kF32, {17, 31}, {"strided"});
+    if (b.at_least(Level::kStandard)) {
+      b.add(op, DType::kF16, {999}, {"special"});
+      b.add(op, DType::kBF16, {999}, {"special"});
+      b.add(op, DType::kF32, {4096}, {"wide"});
+    }
+  }
+  b.add("gelu", DType::kF32, {1000}, {"tanh"});
+  b.add("gelu", DType::kBF16, {1000}, {"tanh"});
+  // exp/log over the whole range: overflow, underflow to subnormals.
+  for (DType dt : kHalfAndSingle) {
+    b.add("exp", dt, {2000}, {"wide"});
+    b.add("log", dt, {2000}, {"wide"});
+  }
+  b.add("log", DType::kF16, {999}, {"special"});
+  b.add("exp", DType::kF64, {1000});
+  b.add("log", DType::kF64, {1000});
+  for (const char* op : {"add", "sub", "mul", "div"}) {
+    b.add_floats(op, {1000});
+    b.add(op, DType::kF32, {999}, {"special"});
+    b.add(op, DType::kF32, {17, 31}, {"strided"});
+    if (b.at_least(Level::kStandard)) b.add(op, DType::kF32, {4096}, {"wide"});
+  }
+  for (const char* op :
+       {"relu_backward", "gelu_backward", "silu_backward", "sigmoid_backward", "tanh_backward"})
+    b.add_floats(op, {1000});
+  b.add("gelu_backward", DType::kF32, {1000}, {"tanh"});
+  // Edge shapes: empty, one element, primes, higher rank.
+  b.add("add", DType::kF32, {0});
+  b.add("exp", DType::kF32, {1});
+  b.add("mul", DType::kF16, {3, 5, 7});
+  b.add("relu", DType::kBF16, {0, 3});
+  if (b.at_least(Level::kStandard)) b.add("relu", DType::kBF16, {2, 0, 3});
+
+  b.add("cast", DType::kF32, {1000}, {"wide", "to=f16"});
+  b.add("cast", DType::kF32, {999}, {"special", "to=bf16"});
+  b.add("cast", DType::kF16, {1000}, {"to=f32"});
+  b.add("cast", DType::kBF16, {1000}, {"to=f32"});
+  b.add("cast", DType::kF64, {1000}, {"wide", "to=f32"});
+  b.add("cast", DType::kF32, {17, 31}, {"strided", "to=bf16"});
+  if (b.at_least(Level::kStandard)) {
+    b.add("cast", DType::kF32, {1000}, {"to=f8e4m3"});
+    b.add("cast", DType::kF32, {1000}, {"to=f8e5m2"});
+    b.add("cast", DType::kF16, {999}, {"special", "to=bf16"});
+  }
+  b.add_floats("fill", {1000});
+  b.add("fill", DType::kF16, {100}, {"special"});
+  b.add("copy", DType::kF32, {17, 31}, {"strided"});
+  b.add("copy", DType::kF16, {1000});
+  b.add("copy", DType::kBF16, {5, 7, 11}, {"strided"});
+}
+
+void reductions(Builder& b) {
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "argmax", "l2_norm"}) {
+    b.add_floats(op, {16, 256});
+    b.add(op, DType::kF32, {33, 65}, {"axis0"});
+    b.add(op, DType::kF32, {7, 129}, {"strided"});
+    if (b.at_least(Level::kStandard)) b.add(op, DType::kF32, {4, 8192});
+  }
+  b.add("reduce_sum", DType::kF32, {1, 1});
+  b.add("reduce_sum", DType::kF64, {16, 256});
+  b.add("argmax", DType::kF32, {16, 256}, {"i32"});
+}
+
+void softmax_family(Builder& b) {
+  for (const char* op : {"softmax", "log_softmax"}) {
+    b.add_floats(op, {16, 256});
+    for (DType dt : kHalfAndSingle) b.add(op, dt, {8, 128}, {"large"});
+    b.add(op, DType::kF32, {24, 5}, {"axis0"});
+  }
+  b.add("softmax", DType::kF64, {16, 256});
+  for (const char* op : {"softmax_backward", "log_softmax_backward"}) b.add_floats(op, {16, 256});
+}
+
+void norms(Builder& b) {
+  for (const char* op : {"layernorm", "rmsnorm"}) {
+    b.add_floats(op, {16, 256});
+    b.add(op, DType::kF32, {7, 1023});
+  }
+  for (DType dt : kHalfAndSingle) b.add("layernorm", dt, {16, 256}, {"offset"});
+  b.add("layernorm", DType::kF64, {16, 256}, {"offset"});
+  b.add("rmsnorm", DType::kF32, {16, 256}, {"offset"});
+  for (const char* op : {"layernorm_backward", "rmsnorm_backward"}) b.add_floats(op, {16, 256});
+}
+
+void training_ops(Builder& b) {
+  // gemm: square, primes with transposes and beta, batched, large K, edges.
+  b.add_floats("gemm", {64, 64, 64});
+  b.add("gemm", DType::kF64, {64, 64, 64});
+  b.add("gemm", DType::kF32, {33, 17, 129}, {"ta", "tb", "beta"});
+  b.add("gemm", DType::kBF16, {31, 29, 256}, {"tb", "alpha", "beta"});
+  b.add("gemm", DType::kF16, {3, 16, 24, 40}, {"ta"});
+  b.add("gemm", DType::kF32, {4, 4, 1024});
+  b.add("gemm", DType::kF32, {1, 1, 1});
+  b.add("gemm", DType::kF32, {4, 5, 0}, {"beta"});
+  b.add("gemm", DType::kF32, {0, 5, 3});
+  if (b.at_least(Level::kStandard)) {
+    b.add("gemm", DType::kF32, {64, 64, 64}, {"tf32"});
+    b.add("gemm", DType::kBF16, {64, 64, 256}, {"rpr"});
+    b.add("gemm", DType::kF32, {8, 8, 8192});
+    b.add("gemm", DType::kF32, {64, 64, 64}, {"special"});
+  }
+  if (b.at_least(Level::kFull)) b.add_floats("gemm", {256, 256, 256});
+
+  for (const char* op : {"cross_entropy", "cross_entropy_backward"}) b.add_floats(op, {16, 512});
+  b.add("cross_entropy", DType::kF32, {16, 512}, {"large"});
+  b.add("cross_entropy", DType::kF32, {16, 512}, {"i32"});
+  for (const char* op : {"embedding", "embedding_backward"}) b.add_floats(op, {64, 100, 32});
+  b.add("embedding", DType::kF32, {64, 100, 32}, {"i32"});
+  b.add_floats("rotary_embedding", {16, 4, 64});
+  for (const char* op : {"attention", "attention_backward"}) b.add_floats(op, {1, 2, 64, 32});
+  b.add("attention", DType::kF32, {2, 2, 33, 16}, {"noncausal"});
+  b.add("attention", DType::kF64, {1, 2, 64, 32});
+  b.add_floats("adamw", {1000});
+  if (b.at_least(Level::kStandard)) {
+    b.add_floats("attention", {2, 4, 128, 64});
+    b.add_floats("layernorm", {64, 1024});
+  }
+}
+
+}  // namespace
+
+Level parse_level(std::string_view name) {
+  if (name == "quick") return Level::kQuick;
+  if (name == "standard") return Level::kStandard;
+  if (name == "full") return Level::kFull;
+  throw_error(StatusCode::kInvalidArgument,
+              fmt::format("unknown level '{}' (quick, standard or full)", name));
+}
+
+std::string_view level_name(Level level) {
+  switch (level) {
+    case Level::kQuick:
+      return "quick";
+    case Level::kStandard:
+      return "standard";
+    case Level::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+std::vector<CaseSpec> cases_for_level(Level level) {
+  Builder b(level);
+  training_ops(b);
+  elementwise(b);
+  reductions(b);
+  softmax_family(b);
+  norms(b);
+  return b.take();
+}
+
+}  // namespace polychip::precision

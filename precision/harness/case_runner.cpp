@@ -1,0 +1,255 @@
+#include "case_runner.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "device_io.hpp"
+#include "metrics.hpp"
+#include "polychip/error.hpp"
+#include "problem.hpp"
+
+namespace polychip::precision {
+namespace {
+
+// Tolerance key: variants that legitimately change the numerics have
+// their own entries ("gemm:tf32", "gemm:rpr").
+std::string tolerance_key(const CaseSpec& spec) {
+  if (spec.op == "gemm" && spec.has("tf32")) return "gemm:tf32";
+  if (spec.op == "gemm" && spec.has("rpr")) return "gemm:rpr";
+  return spec.op;
+}
+
+std::string multi_index(const Shape& shape, int64_t flat) {
+  std::string s;
+  for (size_t d = shape.size(); d-- > 0;) {
+    int64_t extent = std::max<int64_t>(1, shape[d]);
+    s = fmt::format("{}{}", flat % extent, s.empty() ? "" : ", " + s);
+    flat /= extent;
+  }
+  return "[" + s + "]";
+}
+
+struct Measured {
+  std::vector<OutputMetrics> metrics;  // one per output
+  size_t worst = 0;                    // output with the largest tolerance fraction
+  double fraction() const { return metrics.empty() ? 0 : metrics[worst].max_tolerance_fraction; }
+  bool within() const {
+    for (const auto& m : metrics)
+      if (!m.within_tolerance()) return false;
+    return true;
+  }
+};
+
+Measured measure(const std::vector<HostTensor>& got, const std::vector<HostTensor>& exact,
+                 const std::vector<Tolerance>& tols, int64_t reduce_len) {
+  Measured out;
+  for (size_t k = 0; k < got.size(); ++k) {
+    out.metrics.push_back(compare_output(got[k], exact[k], tols[k], reduce_len));
+    if (out.metrics[k].max_tolerance_fraction > out.metrics[out.worst].max_tolerance_fraction)
+      out.worst = k;
+  }
+  return out;
+}
+
+nlohmann::json base_record(const CaseSpec& spec, const std::string& adapter,
+                           const std::string& repro) {
+  return {{"id", case_id(spec)},
+          {"suite", "precision"},
+          {"adapter", adapter},
+          {"op", spec.op},
+          {"dtype", dtype_name(spec.dtype)},
+          {"repro", repro}};
+}
+
+}  // namespace
+
+nlohmann::json make_bare_record(const CaseSpec& spec, const std::string& adapter, Verdict verdict,
+                                const std::string& message, const std::string& repro) {
+  nlohmann::json r = base_record(spec, adapter, repro);
+  r["verdict"] = verdict_name(verdict);
+  r["message"] = message;
+  return r;
+}
+
+CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string repro = ctx.repro_prefix + case_id(spec);
+  CaseOutcome out;
+  out.record = base_record(spec, ctx.adapter, repro);
+  out.record["device_type"] = ctx.device.device_type();
+  auto finish = [&](Verdict v, const std::string& message) {
+    // A failing case covered by a waiver is reported as Waived, with it.
+    if (is_failure(v) && ctx.waivers) {
+      if (auto w = ctx.waivers->match(ctx.adapter, ctx.device.device_type(), spec.op, spec.dtype,
+                                      case_id(spec))) {
+        out.record["waiver"] = to_json(*w);
+        out.record["waived_verdict"] = verdict_name(v);
+        v = Verdict::kWaived;
+      }
+    }
+    out.verdict = v;
+    out.record["verdict"] = verdict_name(v);
+    if (!message.empty()) out.record["message"] = message;
+    out.record["duration_ms"] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  };
+
+  Problem p;
+  try {
+    p = build_problem(spec, ctx.references.oracle);
+  } catch (const Error& e) {
+    return finish(Verdict::kFail, fmt::format("harness: cannot build the case: {}", e.message()));
+  }
+  out.record["reduce_len"] = p.reduce_len;
+
+  // Does the device claim it can run this at all?
+  const auto sig = problem_signature(p);
+  for (DType dt : sig)
+    if (is_floating(dt) && !ctx.device.properties().supports(dt))
+      return finish(Verdict::kNotSupported, fmt::format("{} does not support dtype {}",
+                                                        ctx.device.label(), dtype_name(dt)));
+  if (!ctx.dispatcher->has_kernel(ctx.device, spec.op, sig))
+    return finish(Verdict::kNotSupported,
+                  fmt::format("{} has no kernel for {}({})", ctx.device.label(), spec.op,
+                              signature_string(sig)));
+
+  // The exact result.
+  std::vector<HostTensor> exact = p.outputs;
+  try {
+    ctx.references.oracle(*p.op, p.inputs, exact, p.attrs);
+  } catch (const Error& e) {
+    return finish(Verdict::kFail, fmt::format("harness: the oracle failed: {}", e.message()));
+  }
+
+  // The device's result.
+  std::vector<HostTensor> got;
+  std::string canary_error;
+  try {
+    std::vector<std::unique_ptr<DeviceTensor>> tensors;
+    std::vector<TensorView> views;
+    for (const auto& t : p.inputs)
+      tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, t, p.strided, true));
+    for (const auto& t : p.outputs)
+      tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, t, p.strided, false));
+    for (const auto& t : tensors) views.push_back(t->view());
+    ctx.dispatcher->call(spec.op, views, p.attrs, *ctx.stream);
+    ctx.stream->synchronize();
+    for (size_t k = p.inputs.size(); k < tensors.size(); ++k) {
+      got.push_back(tensors[k]->download());
+      if (canary_error.empty()) {
+        std::string e = tensors[k]->check_canary();
+        if (!e.empty()) canary_error = fmt::format("output '{}': {}", tensor_name(p, k), e);
+      }
+    }
+    for (size_t k = 0; k < p.inputs.size() && canary_error.empty(); ++k) {
+      // An input must come back unchanged (no output aliases it here).
+      HostTensor back = tensors[k]->download();
+      for (size_t i = 0; i < back.values.size(); ++i) {
+        double a = back.values[i], b = p.inputs[k].values[i];
+        if (!(a == b || (std::isnan(a) && std::isnan(b)))) {
+          canary_error = fmt::format("input '{}' was modified at element {}", tensor_name(p, k), i);
+          break;
+        }
+      }
+    }
+  } catch (const Error& e) {
+    if (e.code() == StatusCode::kUnsupported) return finish(Verdict::kNotSupported, e.message());
+    return finish(Verdict::kFail, fmt::format("the call failed: {}", e.what()));
+  }
+
+  // Tolerances per output.
+  std::vector<Tolerance> tols;
+  for (const auto& t : p.outputs)
+    tols.push_back(ctx.tolerances->lookup(tolerance_key(spec), t.dtype));
+  Measured dev = measure(got, exact, tols, p.reduce_len);
+
+  // The NVIDIA emulation on the same inputs.
+  std::optional<Measured> nv;
+  std::vector<HostTensor> nv_out = p.outputs;
+  std::string nv_error;
+  if (ctx.references.nvidia) {
+    try {
+      ctx.references.nvidia(*p.op, p.inputs, nv_out, p.attrs);
+      nv = measure(nv_out, exact, tols, p.reduce_len);
+    } catch (const Error& e) {
+      nv_error = e.message();
+    }
+  }
+
+  // Metrics: the worst output's, plus every output's.
+  const size_t w = dev.worst;
+  nlohmann::json outputs = nlohmann::json::array();
+  for (size_t k = 0; k < got.size(); ++k) {
+    const size_t ti = p.inputs.size() + k;
+    nlohmann::json o = {{"name", tensor_name(p, ti)},
+                        {"dtype", dtype_name(got[k].dtype)},
+                        {"metrics", to_json(dev.metrics[k])},
+                        {"tolerance", to_json(tols[k])}};
+    if (nv) o["nvidia_metrics"] = to_json(nv->metrics[k]);
+    outputs.push_back(o);
+  }
+  nlohmann::json metrics = got.empty() ? nlohmann::json::object() : to_json(dev.metrics[w]);
+  double ratio = NAN;
+  if (nv && !got.empty()) {
+    double nv_frac = nv->metrics[w].max_tolerance_fraction;
+    metrics["nvidia_max_tolerance_fraction"] =
+        std::isfinite(nv_frac) ? nlohmann::json(nv_frac) : nlohmann::json(hex_float(nv_frac));
+    metrics["nvidia_max_ulp_error"] = std::isfinite(nv->metrics[w].max_ulp_error)
+                                          ? nlohmann::json(nv->metrics[w].max_ulp_error)
+                                          : nlohmann::json(hex_float(nv->metrics[w].max_ulp_error));
+    metrics["nvidia_within_tolerance"] = nv->within();
+    if (nv_frac > 0)
+      ratio = dev.fraction() / nv_frac;
+    else
+      ratio = dev.fraction() > 0 ? INFINITY : 1.0;
+    metrics["error_ratio_to_nvidia"] =
+        std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(hex_float(ratio));
+  } else if (!nv_error.empty()) {
+    metrics["nvidia_unavailable"] = nv_error;
+  }
+  out.record["metrics"] = metrics;
+  out.record["outputs"] = outputs;
+  out.record["references"] = {{"oracle", "float64"},
+                              {"nvidia", ctx.references.nvidia ? ctx.references.nvidia_label : ""}};
+  if (!got.empty()) out.record["tolerance"] = to_json(tols[w]);
+
+  // The worst element, with its inputs in hex float.
+  if (!got.empty() && dev.metrics[w].worst_index >= 0) {
+    const auto& m = dev.metrics[w];
+    nlohmann::json we = {{"output", tensor_name(p, p.inputs.size() + w)},
+                         {"index", multi_index(got[w].shape, m.worst_index)},
+                         {"flat_index", m.worst_index},
+                         {"device", hex_float(m.worst_device)},
+                         {"exact", hex_float(m.worst_exact)}};
+    if (nv) we["nvidia"] = hex_float(nv_out[w].values[static_cast<size_t>(m.worst_index)]);
+    nlohmann::json ins = nlohmann::json::object();
+    for (size_t k = 0; k < p.inputs.size(); ++k)
+      if (p.inputs[k].shape == got[w].shape)
+        ins[tensor_name(p, k)] = hex_float(p.inputs[k].values[static_cast<size_t>(m.worst_index)]);
+    if (!ins.empty()) we["inputs"] = ins;
+    out.record["worst"] = we;
+  }
+
+  if (!canary_error.empty()) return finish(Verdict::kFail, canary_error);
+  if (!dev.within()) {
+    const auto& m = dev.metrics[w];
+    return finish(
+        Verdict::kFail,
+        fmt::format("{} of {} elements of '{}' beyond tolerance (worst uses {:.3g}x the "
+                    "tolerance: device {} vs exact {})",
+                    m.mismatches, m.elements, tensor_name(p, p.inputs.size() + w),
+                    m.max_tolerance_fraction, hex_float(m.worst_device), hex_float(m.worst_exact)));
+  }
+  if (nv && !got.empty() && dev.fraction() > tols[w].quality_floor &&
+      dev.fraction() > tols[w].quality_ratio * nv->metrics[w].max_tolerance_fraction)
+    return finish(
+        Verdict::kQualityWarning,
+        fmt::format("within tolerance, but its error is {:.3g}x the NVIDIA emulation's", ratio));
+  return finish(Verdict::kPass, "");
+}
+
+}  // namespace polychip::precision

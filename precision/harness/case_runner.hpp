@@ -1,0 +1,55 @@
+// Runs one precision case on one device: builds the problem, asks the
+// device (NotSupported when it lacks the dtype or a kernel), computes the
+// oracle's and the NVIDIA emulation's results on the same inputs, measures
+// every output and decides the verdict.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "case_spec.hpp"
+#include "polychip/dispatcher.hpp"
+#include "polychip/memory.hpp"
+#include "precision/host_tensor.hpp"
+#include "tolerance.hpp"
+#include "verdict.hpp"
+#include "waivers.hpp"
+
+namespace polychip::precision {
+
+struct References {
+  HostOpFn oracle = nullptr;  // float64 oracle (required)
+  HostOpFn nvidia = nullptr;  // NVIDIA emulation (optional: no ratio without it)
+  std::string nvidia_label = "nvidia (emulated)";
+};
+
+struct CaseContext {
+  Device device;
+  Dispatcher* dispatcher = nullptr;
+  const Stream* stream = nullptr;
+  References references;
+  const ToleranceTable* tolerances = nullptr;
+  const WaiverList* waivers = nullptr;
+  // Name the user gave for the adapter / device ("cpu", "sim.bf16acc"):
+  // used in the reproducer and for waiver matching.
+  std::string adapter;
+  // The reproducer is repro_prefix + case id.
+  std::string repro_prefix;
+};
+
+struct CaseOutcome {
+  Verdict verdict = Verdict::kPass;
+  // The case record of results.json (schema in docs/results-schema.md).
+  nlohmann::json record;
+};
+
+// Never throws for adapter errors: they become verdicts.
+CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx);
+
+// The record of a case that never produced one (Crash, Timeout), with the
+// same fields as run_case's.
+nlohmann::json make_bare_record(const CaseSpec& spec, const std::string& adapter, Verdict verdict,
+                                const std::string& message, const std::string& repro);
+
+}  // namespace polychip::precision

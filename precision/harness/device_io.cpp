@@ -1,0 +1,91 @@
+#include "device_io.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace polychip::precision {
+namespace {
+constexpr uint8_t kCanary = 0xFF;
+}
+
+DeviceTensor::DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload)
+    : device_(device), dtype_(host.dtype), shape_(host.shape) {
+  const uint64_t es = dtype_size(dtype_);
+  if (!strided || shape_.empty()) {
+    strides_ = row_major_strides(shape_);
+  } else {
+    // Every other element of a row, and one spare element between rows.
+    strides_.assign(shape_.size(), 0);
+    int64_t step = 2 * shape_.back() + 1;
+    strides_.back() = 2;
+    for (size_t d = shape_.size() - 1; d-- > 0;) {
+      strides_[d] = step;
+      step *= shape_[d];
+    }
+  }
+  byte_offset_ = strided ? es : 0;
+  const int64_t n = element_count(shape_);
+  if (n > 0) {
+    uint64_t last = 0;
+    for (size_t d = 0; d < shape_.size(); ++d)
+      last += static_cast<uint64_t>((shape_[d] - 1) * strides_[d]);
+    size_bytes_ = byte_offset_ + (last + 1) * es + (strided ? es : 0);
+  }
+  buffer_ = Buffer(device, size_bytes_);
+  std::vector<uint8_t> staging(size_bytes_, kCanary);
+  if (upload) {
+    auto offsets = element_offsets();
+    for (size_t i = 0; i < offsets.size(); ++i)
+      store_from_f64(host.values[i], staging.data() + offsets[i], dtype_);
+  }
+  if (size_bytes_) buffer_.copy_from_host(staging.data(), size_bytes_);
+}
+
+std::vector<uint64_t> DeviceTensor::element_offsets() const {
+  const int64_t n = element_count(shape_);
+  const uint64_t es = dtype_size(dtype_);
+  std::vector<uint64_t> out(static_cast<size_t>(n));
+  std::vector<int64_t> index(shape_.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t off = 0;
+    for (size_t d = 0; d < shape_.size(); ++d) off += static_cast<uint64_t>(index[d] * strides_[d]);
+    out[static_cast<size_t>(i)] = byte_offset_ + off * es;
+    for (size_t d = shape_.size(); d-- > 0;) {
+      if (++index[d] < shape_[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+TensorView DeviceTensor::view() const {
+  return TensorView(device_, buffer_.handle(), dtype_, shape_, strides_, byte_offset_);
+}
+
+HostTensor DeviceTensor::download() const {
+  HostTensor host;
+  host.dtype = dtype_;
+  host.shape = shape_;
+  std::vector<uint8_t> staging(size_bytes_);
+  if (size_bytes_) buffer_.copy_to_host(staging.data(), size_bytes_);
+  for (uint64_t off : element_offsets())
+    host.values.push_back(load_as_f64(staging.data() + off, dtype_));
+  return host;
+}
+
+std::string DeviceTensor::check_canary() const {
+  std::vector<uint8_t> staging(size_bytes_);
+  if (size_bytes_) buffer_.copy_to_host(staging.data(), size_bytes_);
+  std::vector<bool> inside(size_bytes_, false);
+  const uint64_t es = dtype_size(dtype_);
+  for (uint64_t off : element_offsets())
+    for (uint64_t b = 0; b < es; ++b) inside[off + b] = true;
+  for (uint64_t b = 0; b < size_bytes_; ++b)
+    if (!inside[b] && staging[b] != kCanary)
+      return fmt::format("byte {} outside the tensor's elements was overwritten (0x{:02x})", b,
+                         staging[b]);
+  return "";
+}
+
+}  // namespace polychip::precision

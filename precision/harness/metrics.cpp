@@ -1,0 +1,106 @@
+#include "metrics.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "polychip/error.hpp"
+#include "value_generator.hpp"
+
+namespace polychip::precision {
+
+double ulp_of(double exact, DType dtype) {
+  const FloatFormat f = float_format(dtype);
+  double a = std::fabs(exact);
+  if (!(a >= f.min_normal())) return f.min_subnormal();  // also NaN
+  if (a > f.max_finite) a = f.max_finite;
+  int e = std::ilogb(a);
+  return std::ldexp(1.0, e - f.mantissa_bits);
+}
+
+std::string hex_float(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+
+OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
+                             const Tolerance& tol, int64_t reduce_len) {
+  if (device.values.size() != exact.values.size())
+    throw_error(StatusCode::kInternal, "compare_output: device and exact sizes differ");
+  OutputMetrics m;
+  m.elements = static_cast<int64_t>(exact.values.size());
+  const DType dt = device.dtype;
+  double scale = 0;
+  for (double r : exact.values)
+    if (std::isfinite(r)) scale = std::max(scale, std::fabs(r));
+  if (scale == 0) scale = 1;
+  const double atol =
+      tol.atol_factor * static_cast<double>(std::max<int64_t>(1, reduce_len)) * scale;
+  const double inf = std::numeric_limits<double>::infinity();
+  double rel_sum = 0;
+  int64_t rel_count = 0;
+  for (size_t i = 0; i < exact.values.size(); ++i) {
+    const double d = device.values[i], r = exact.values[i];
+    double abs_err = 0, rel_err = 0, ulp_err = 0, fraction = 0;
+    if (tol.mode == ToleranceMode::kExact) {
+      bool same = d == r || (std::isnan(d) && std::isnan(r));
+      abs_err = same ? 0 : std::fabs(d - r);
+      fraction = same ? 0 : inf;
+    } else {
+      const double rounded = round_to_dtype(r, dt);
+      if (std::isnan(r) || std::isinf(rounded) || !std::isfinite(d)) {
+        bool same = (std::isnan(r) && std::isnan(d)) || (!std::isnan(r) && d == rounded);
+        if (!same) abs_err = rel_err = ulp_err = fraction = inf;
+      } else {
+        abs_err = std::fabs(d - r);
+        rel_err = r != 0 ? abs_err / std::fabs(r) : (abs_err == 0 ? 0 : inf);
+        ulp_err = abs_err / ulp_of(r, dt);
+        if (tol.mode == ToleranceMode::kUlp) {
+          fraction = ulp_err / (tol.ulp + 0.5);
+        } else {
+          double allowed = atol + tol.rtol * std::fabs(r);
+          fraction = allowed > 0 ? abs_err / allowed : (abs_err == 0 ? 0 : inf);
+        }
+        if (r != 0) {
+          rel_sum += rel_err;
+          ++rel_count;
+        }
+      }
+    }
+    m.max_abs_error = std::max(m.max_abs_error, abs_err);
+    m.max_rel_error = std::max(m.max_rel_error, rel_err);
+    m.max_ulp_error = std::max(m.max_ulp_error, ulp_err);
+    if (fraction > 1) ++m.mismatches;
+    if (m.worst_index < 0 || fraction > m.max_tolerance_fraction) {
+      m.max_tolerance_fraction = fraction;
+      m.worst_index = static_cast<int64_t>(i);
+      m.worst_device = d;
+      m.worst_exact = r;
+    }
+  }
+  m.mean_rel_error = rel_count ? rel_sum / static_cast<double>(rel_count) : 0;
+  return m;
+}
+
+namespace {
+// JSON has no Inf/NaN: non-finite metrics are written as strings.
+nlohmann::json number(double v) {
+  if (std::isfinite(v)) return v;
+  return hex_float(v);
+}
+}  // namespace
+
+nlohmann::json to_json(const OutputMetrics& m) {
+  return {{"elements", m.elements},
+          {"max_abs_error", number(m.max_abs_error)},
+          {"max_rel_error", number(m.max_rel_error)},
+          {"max_ulp_error", number(m.max_ulp_error)},
+          {"mean_rel_error", number(m.mean_rel_error)},
+          {"max_tolerance_fraction", number(m.max_tolerance_fraction)},
+          {"mismatches", m.mismatches}};
+}
+
+}  // namespace polychip::precision

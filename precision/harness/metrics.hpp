@@ -1,0 +1,48 @@
+// Error metrics of one output against the float64 oracle, and the check of
+// those errors against a Tolerance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "precision/host_tensor.hpp"
+#include "tolerance.hpp"
+
+namespace polychip::precision {
+
+// Units in the last place of `dtype` at the exact value `exact` (subnormal
+// spacing below the smallest normal; the spacing of the largest finite value
+// beyond it).
+double ulp_of(double exact, DType dtype);
+
+struct OutputMetrics {
+  int64_t elements = 0;
+  double max_abs_error = 0;
+  double max_rel_error = 0;   // |d - r| / |r| over r != 0
+  double max_ulp_error = 0;   // in the output dtype; Inf for a class mismatch
+  double mean_rel_error = 0;  // FlagPerf: mean of |d - r| / |r| over r != 0
+  // Largest error divided by the tolerance allowed at that element: <= 1
+  // means within tolerance (the ratio to NVIDIA is computed on this).
+  double max_tolerance_fraction = 0;
+  int64_t mismatches = 0;    // elements beyond tolerance
+  int64_t worst_index = -1;  // flat row-major index of the element with the
+                             // largest tolerance fraction
+  double worst_device = 0, worst_exact = 0;
+  bool within_tolerance() const { return mismatches == 0; }
+};
+
+// `device` holds what the device produced (exact dtype values as doubles),
+// `exact` the oracle's float64 result; same shape. Non-finite handling: an
+// exact result that rounds to Inf must come back as that Inf, NaN as NaN; a
+// non-finite device value for a finite exact result is a mismatch.
+OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
+                             const Tolerance& tol, int64_t reduce_len);
+
+nlohmann::json to_json(const OutputMetrics& m);
+
+// "0x1.8p+1" (printf %a); "inf", "-inf", "nan" spelled out.
+std::string hex_float(double v);
+
+}  // namespace polychip::precision

@@ -1,0 +1,342 @@
+#include "problem.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "polychip/error.hpp"
+#include "value_generator.hpp"
+
+namespace polychip::precision {
+namespace {
+
+[[noreturn]] void bad_spec(const CaseSpec& spec, const std::string& why) {
+  throw_error(StatusCode::kInvalidArgument, fmt::format("case '{}': {}", case_id(spec), why));
+}
+
+std::string_view family(const OpSpec& op) { return op.family; }
+
+bool accepts_strides(const OpSpec& op) {
+  return family(op) == "elementwise" || family(op) == "reduction";
+}
+
+// Number of problem dims each op takes; 0 = any rank (a tensor shape).
+size_t dims_expected(const OpSpec& op, const CaseSpec& spec, std::string& layout) {
+  std::string_view name = op.name, fam = op.family;
+  if (name == "gemm") {
+    layout = "MxNxK or BxMxNxK";
+    return spec.dims.size() == 4 ? 4 : 3;
+  }
+  if (fam == "norm") return layout = "NxD", 2;
+  if (fam == "loss") return layout = "NxC", 2;
+  if (fam == "embedding") return layout = "NxVxD", 3;
+  if (fam == "rotary") return layout = "SxHxD", 3;
+  if (fam == "attention") return layout = "BxHxSxD", 4;
+  if (fam == "optimizer") return layout = "N", 1;
+  return 0;
+}
+
+DType output_cast_dtype(const CaseSpec& spec) {
+  std::string to = spec.value_of("to");
+  if (to.empty()) return spec.dtype == DType::kF32 ? DType::kBF16 : DType::kF32;
+  try {
+    return parse_dtype(to);
+  } catch (const Error& e) {
+    bad_spec(spec, e.message());
+  }
+}
+
+// Shapes of every tensor of the op, in contract order.
+std::vector<Shape> tensor_shapes(const Problem& p) {
+  const OpSpec& op = *p.op;
+  const Shape& d = p.spec.dims;
+  std::string_view name = op.name, fam = op.family;
+  if (name == "gemm") {
+    bool batched = d.size() == 4;
+    int64_t m = d[batched], n = d[batched + 1], k = d[batched + 2];
+    Shape prefix = batched ? Shape{d[0]} : Shape{};
+    auto with = [&](int64_t r, int64_t c) {
+      Shape s = prefix;
+      s.push_back(r);
+      s.push_back(c);
+      return s;
+    };
+    bool ta = p.attrs.ints[attr::kTransA], tb = p.attrs.ints[attr::kTransB];
+    return {ta ? with(k, m) : with(m, k), tb ? with(n, k) : with(k, n), with(m, n), with(m, n)};
+  }
+  if (fam == "reduction") {
+    Shape y = d;
+    int64_t axis = p.attrs.ints[attr::kAxis];
+    if (axis < 0) axis += static_cast<int64_t>(d.size());
+    y[static_cast<size_t>(axis)] = 1;
+    return {d, y};
+  }
+  if (fam == "elementwise" || fam == "softmax") return std::vector<Shape>(op.tensors.size(), d);
+  if (fam == "norm") {
+    int64_t n = d[0], dd = d[1];
+    if (name == "layernorm") return {{n, dd}, {dd}, {dd}, {n, dd}, {n}, {n}};
+    if (name == "layernorm_backward")
+      return {{n, dd}, {n, dd}, {dd}, {n}, {n}, {n, dd}, {dd}, {dd}};
+    if (name == "rmsnorm") return {{n, dd}, {dd}, {n, dd}, {n}};
+    return {{n, dd}, {n, dd}, {dd}, {n}, {n, dd}, {dd}};  // rmsnorm_backward
+  }
+  if (fam == "loss") {
+    int64_t n = d[0], c = d[1];
+    if (name == "cross_entropy") return {{n, c}, {n}, {n}};
+    return {{n, c}, {n}, {n}, {n, c}};
+  }
+  if (fam == "embedding") {
+    int64_t n = d[0], v = d[1], dd = d[2];
+    if (name == "embedding") return {{n}, {v, dd}, {n, dd}};
+    return {{n}, {n, dd}, {v, dd}};
+  }
+  if (fam == "rotary") return {d, {d[0], d[2] / 2}, {d[0], d[2] / 2}, d};
+  if (fam == "attention") {
+    Shape lse = {d[0], d[1], d[2]};
+    if (name == "attention") return {d, d, d, d, lse};
+    return {d, d, d, d, d, lse, d, d, d};
+  }
+  return std::vector<Shape>(op.tensors.size(), d);  // adamw
+}
+
+int64_t reduce_length(const Problem& p) {
+  const Shape& d = p.spec.dims;
+  std::string_view name = p.op->name, fam = p.op->family;
+  if (name == "gemm") return d.back();
+  if (fam == "reduction" || fam == "softmax") {
+    int64_t axis = p.attrs.ints[attr::kAxis];
+    if (axis < 0) axis += static_cast<int64_t>(d.size());
+    return d.empty() ? 1 : d[static_cast<size_t>(axis)];
+  }
+  if (name == "layernorm" || name == "rmsnorm") return d[1];
+  if (fam == "norm") return std::max(d[0], d[1]);
+  if (fam == "loss") return d[1];
+  if (name == "embedding_backward") return d[0];
+  if (fam == "attention") return d[2] + d[3];
+  return 1;
+}
+
+void set_attrs(Problem& p) {
+  const CaseSpec& s = p.spec;
+  p.attrs = default_attrs(*p.op);
+  std::string_view name = p.op->name, fam = p.op->family;
+  if (name == "gemm") {
+    p.attrs.ints[attr::kTransA] = s.has("ta");
+    p.attrs.ints[attr::kTransB] = s.has("tb");
+    p.attrs.ints[attr::kMathMode] = s.has("tf32") ? 1 : s.has("rpr") ? 2 : 0;
+    p.attrs.floats[attr::kAlpha] = s.has("alpha") ? 0.5 : 1.0;
+    p.attrs.floats[attr::kBeta] = s.has("beta") ? 0.75 : 0.0;
+  }
+  if (fam == "reduction" || fam == "softmax") p.attrs.ints[attr::kAxis] = s.has("axis0") ? 0 : -1;
+  if (name == "gelu" || name == "gelu_backward")
+    p.attrs.ints[attr::kGeluApproximate] = s.has("tanh") ? 1 : 0;
+  if (fam == "attention") {
+    p.attrs.floats[attr::kScale] =
+        1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, s.dims[3])));
+    p.attrs.ints[attr::kCausal] = s.has("noncausal") ? 0 : 1;
+  }
+  if (name == "adamw") p.attrs.ints[attr::kStep] = 1 + static_cast<int64_t>(s.seed % 50);
+  if (name == "fill") {
+    std::mt19937_64 rng(s.seed ^ 0xF111ull);
+    Distribution d = Distribution::kNormal;
+    for (const auto& t : s.variant) parse_distribution(t, d);
+    p.attrs.floats[attr::kFillValue] =
+        d == Distribution::kSpecial
+            ? special_values(DType::kF64)[s.seed % special_values(DType::kF64).size()]
+            : 100 * generate_values(d, DType::kF64, 1, rng)[0];
+  }
+}
+
+HostTensor make_tensor(DType dtype, Shape shape) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  return t;
+}
+
+// Runs the oracle for a helper op and returns its outputs rounded to their dtypes.
+std::vector<HostTensor> run_oracle(HostOpFn oracle, const CaseSpec& spec, const char* op_name,
+                                   std::vector<HostTensor> inputs, std::vector<HostTensor> outputs,
+                                   const polychip_op_attrs& attrs) {
+  if (!oracle) bad_spec(spec, fmt::format("deriving inputs needs the oracle's {}", op_name));
+  oracle(*find_op(op_name), inputs, outputs, attrs);
+  for (auto& t : outputs)
+    for (auto& v : t.values) v = round_to_dtype(v, t.dtype);
+  return outputs;
+}
+
+}  // namespace
+
+std::vector<DType> problem_signature(const Problem& p) {
+  std::vector<DType> sig;
+  for (const auto& t : p.inputs) sig.push_back(t.dtype);
+  for (const auto& t : p.outputs) sig.push_back(t.dtype);
+  return sig;
+}
+
+std::string tensor_name(const Problem& p, size_t k) {
+  return k < p.op->tensors.size() ? p.op->tensors[k].name : fmt::format("#{}", k);
+}
+
+Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
+  Problem p;
+  p.spec = spec;
+  p.op = find_op(spec.op);
+  if (!p.op) bad_spec(spec, fmt::format("unknown op '{}'", spec.op));
+  const OpSpec& op = *p.op;
+  if (std::find(op.dtypes.begin(), op.dtypes.end(), spec.dtype) == op.dtypes.end())
+    bad_spec(spec, fmt::format("{} does not take dtype {}", op.name, dtype_name(spec.dtype)));
+  std::string layout;
+  size_t want = dims_expected(op, spec, layout);
+  if (want && spec.dims.size() != want)
+    bad_spec(spec, fmt::format("{} takes dims {}", op.name, layout));
+  if (!want && spec.dims.empty()) bad_spec(spec, "the shape needs at least one dimension");
+  if (op.name == std::string_view("rotary_embedding") && spec.dims[2] % 2)
+    bad_spec(spec, "rotary_embedding needs an even head dimension D");
+  p.strided = spec.has("strided");
+  if (p.strided && !accepts_strides(op))
+    bad_spec(spec, fmt::format("{} ({}) takes only contiguous tensors", op.name, op.family));
+
+  Distribution dist = Distribution::kNormal;
+  std::string_view name = op.name;
+  if (name == "log" || name == "sqrt" || name == "rsqrt") dist = Distribution::kPositive;
+  for (const auto& t : spec.variant) parse_distribution(t, dist);
+
+  set_attrs(p);
+  p.reduce_len = reduce_length(p);
+  const std::vector<Shape> shapes = tensor_shapes(p);
+  const DType index_dtype = spec.has("i32") ? DType::kI32 : DType::kI64;
+
+  for (size_t k = 0; k < op.tensors.size(); ++k) {
+    const TensorSpec& ts = op.tensors[k];
+    DType dt = spec.dtype;
+    switch (ts.dtype_role) {
+      case DTypeRole::kT:
+        break;
+      case DTypeRole::kF32:
+        dt = DType::kF32;
+        break;
+      case DTypeRole::kIndex:
+        dt = index_dtype;
+        break;
+      case DTypeRole::kAnyFloat:
+        dt = ts.is_output ? output_cast_dtype(spec) : spec.dtype;
+        break;
+    }
+    (ts.is_output ? p.outputs : p.inputs).push_back(make_tensor(dt, shapes[k]));
+  }
+
+  std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ull + 0x5EEDull);
+  auto fill = [&](HostTensor& t, Distribution d) {
+    t.values = generate_values(d, t.dtype, element_count(t.shape), rng);
+  };
+  auto& in = p.inputs;
+  const Shape& d = spec.dims;
+
+  if (name == "gemm") {
+    Distribution ab = dist == Distribution::kNormal || dist == Distribution::kUniform ||
+                              dist == Distribution::kSpecial || dist == Distribution::kWide
+                          ? dist
+                          : Distribution::kNormal;
+    fill(in[0], ab);
+    fill(in[1], ab);
+    if (p.attrs.floats[attr::kBeta] != 0) {
+      fill(in[2], Distribution::kNormal);
+    } else {
+      // beta == 0: c must not be read, so NaN in c must not reach y.
+      in[2].values.assign(static_cast<size_t>(element_count(in[2].shape)),
+                          std::numeric_limits<double>::quiet_NaN());
+    }
+  } else if (name == "softmax_backward" || name == "log_softmax_backward") {
+    fill(in[0], Distribution::kNormal);
+    HostTensor x = make_tensor(spec.dtype, in[1].shape);
+    fill(x, dist);
+    const char* fwd = name == "softmax_backward" ? "softmax" : "log_softmax";
+    in[1] = run_oracle(oracle, spec, fwd, {x}, {make_tensor(spec.dtype, x.shape)}, p.attrs)[0];
+  } else if (name == "layernorm_backward" || name == "rmsnorm_backward") {
+    fill(in[0], Distribution::kNormal);
+    fill(in[1], dist);
+    fill(in[2], Distribution::kNormal);
+    int64_t n = d[0], dd = d[1];
+    polychip_op_attrs fwd_attrs = default_attrs(*find_op("layernorm"));
+    if (name == "layernorm_backward") {
+      HostTensor beta = make_tensor(spec.dtype, {dd});
+      beta.values.assign(static_cast<size_t>(dd), 0.0);
+      auto out = run_oracle(oracle, spec, "layernorm", {in[1], in[2], beta},
+                            {make_tensor(spec.dtype, {n, dd}), make_tensor(DType::kF32, {n}),
+                             make_tensor(DType::kF32, {n})},
+                            fwd_attrs);
+      in[3] = out[1];
+      in[4] = out[2];
+    } else {
+      auto out =
+          run_oracle(oracle, spec, "rmsnorm", {in[1], in[2]},
+                     {make_tensor(spec.dtype, {n, dd}), make_tensor(DType::kF32, {n})}, fwd_attrs);
+      in[3] = out[1];
+    }
+  } else if (name == "cross_entropy" || name == "cross_entropy_backward") {
+    fill(in[0], dist);
+    in[1].values = generate_indices(d[0], d[1], rng);
+    if (in.size() > 2) fill(in[2], Distribution::kNormal);
+  } else if (name == "embedding") {
+    in[0].values = generate_indices(d[0], d[1], rng);
+    fill(in[1], dist);
+  } else if (name == "embedding_backward") {
+    in[0].values = generate_indices(d[0], d[1], rng);
+    fill(in[1], dist);
+  } else if (name == "rotary_embedding") {
+    fill(in[0], dist);
+    int64_t s = d[0], half = d[2] / 2;
+    in[1].values.resize(static_cast<size_t>(s * half));
+    in[2].values.resize(static_cast<size_t>(s * half));
+    for (int64_t i = 0; i < s; ++i)
+      for (int64_t j = 0; j < half; ++j) {
+        double theta = static_cast<double>(i) * std::pow(10000.0, -2.0 * j / d[2]);
+        in[1].values[static_cast<size_t>(i * half + j)] =
+            round_to_dtype(std::cos(theta), DType::kF32);
+        in[2].values[static_cast<size_t>(i * half + j)] =
+            round_to_dtype(std::sin(theta), DType::kF32);
+      }
+  } else if (name == "attention") {
+    for (int k = 0; k < 3; ++k) fill(in[static_cast<size_t>(k)], dist);
+  } else if (name == "attention_backward") {
+    fill(in[0], Distribution::kNormal);
+    for (int k = 1; k < 4; ++k) fill(in[static_cast<size_t>(k)], dist);
+    auto out =
+        run_oracle(oracle, spec, "attention", {in[1], in[2], in[3]},
+                   {make_tensor(spec.dtype, d), make_tensor(DType::kF32, in[5].shape)}, p.attrs);
+    in[4] = out[0];
+    in[5] = out[1];
+  } else if (name == "adamw") {
+    fill(in[0], dist);
+    fill(in[1], Distribution::kNormal);
+    fill(in[2], Distribution::kNormal);
+    for (auto& v : in[2].values) v = round_to_dtype(0.1 * v, DType::kF32);
+    fill(in[3], Distribution::kNormal);
+    for (auto& v : in[3].values) v = round_to_dtype(0.01 * v * v, DType::kF32);
+  } else {
+    // Elementwise, cast, copy, reductions, softmax, layernorm, rmsnorm:
+    // the first input follows the case's distribution, the rest are normal
+    // (binary ops: both operands follow it).
+    for (size_t k = 0; k < in.size(); ++k) {
+      bool main = k == 0 || op.tensors[0].name == std::string_view("a") ||
+                  (op.tensors[0].name == std::string_view("dy") && k == 1);
+      bool dy_first = op.tensors[0].name == std::string_view("dy");
+      fill(in[k], main && !(dy_first && k == 0) ? dist : Distribution::kNormal);
+    }
+    if (name == "exp" && dist == Distribution::kWide) {
+      // exp's interesting range: from results below the smallest subnormal
+      // to results beyond the largest finite value.
+      const FloatFormat f = float_format(spec.dtype);
+      const double lo = std::log(f.min_subnormal()) * 1.02, hi = std::log(f.max_finite) * 1.02;
+      std::uniform_real_distribution<double> u(lo, hi);
+      for (auto& v : in[0].values) v = round_to_dtype(u(rng), spec.dtype);
+    }
+  }
+  return p;
+}
+
+}  // namespace polychip::precision

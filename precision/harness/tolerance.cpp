@@ -1,0 +1,160 @@
+#include "tolerance.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "polychip/error.hpp"
+
+namespace polychip::precision {
+
+// Defined in the generated file holding conformance/data/tolerances.json.
+extern const char* const kBuiltinTolerancesJson;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& origin, const std::string& why) {
+  throw_error(StatusCode::kInvalidArgument, fmt::format("tolerances '{}': {}", origin, why));
+}
+
+// doc[section][dtype] or doc[section]["*"], as a number; false when absent.
+bool per_dtype(const nlohmann::json& section, DType dtype, double& out) {
+  if (!section.is_object()) return false;
+  const std::string name(dtype_name(dtype));
+  for (const std::string& key : {name, std::string("*")}) {
+    auto it = section.find(key);
+    if (it != section.end()) {
+      if (!it->is_number()) return false;
+      out = it->get<double>();
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view tolerance_mode_name(ToleranceMode m) {
+  switch (m) {
+    case ToleranceMode::kUlp:
+      return "ulp";
+    case ToleranceMode::kClose:
+      return "close";
+    case ToleranceMode::kExact:
+      return "exact";
+  }
+  return "?";
+}
+
+ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string origin) {
+  if (!doc.is_object()) bad(origin, "the document must be a JSON object");
+  if (doc.value("schema", "") != "polychip.tolerances/1")
+    bad(origin, "'schema' must be \"polychip.tolerances/1\"");
+  for (const char* section : {"rtol", "atol_factor"})
+    if (!doc.contains("defaults") || !doc["defaults"].contains(section) ||
+        !doc["defaults"][section].is_object())
+      bad(origin, fmt::format("'defaults.{}' must be an object of dtype -> number", section));
+  for (const char* section : {"ulp_bounds", "ops"})
+    if (doc.contains(section) && !doc[section].is_object())
+      bad(origin, fmt::format("'{}' must be an object keyed by op name", section));
+  auto check_numbers = [&](const nlohmann::json& obj, const std::string& where) {
+    for (auto& [key, value] : obj.items()) {
+      if (key != "*") {
+        try {
+          parse_dtype(key);
+        } catch (const Error& e) {
+          bad(origin, fmt::format("'{}': {}", where, e.message()));
+        }
+      }
+      if (!value.is_number() || value.get<double>() < 0)
+        bad(origin, fmt::format("'{}.{}' must be a non-negative number", where, key));
+    }
+  };
+  check_numbers(doc["defaults"]["rtol"], "defaults.rtol");
+  check_numbers(doc["defaults"]["atol_factor"], "defaults.atol_factor");
+  if (doc.contains("ulp_bounds"))
+    for (auto& [op, bounds] : doc["ulp_bounds"].items()) {
+      if (!bounds.is_object()) bad(origin, fmt::format("'ulp_bounds.{}' must be an object", op));
+      check_numbers(bounds, "ulp_bounds." + op);
+    }
+  if (doc.contains("ops"))
+    for (auto& [op, entry] : doc["ops"].items())
+      for (const char* section : {"rtol", "atol_factor"})
+        if (entry.contains(section)) check_numbers(entry[section], "ops." + op + "." + section);
+  ToleranceTable t;
+  t.doc_ = doc;
+  t.origin_ = std::move(origin);
+  return t;
+}
+
+ToleranceTable ToleranceTable::from_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw_error(StatusCode::kNotFound, fmt::format("tolerances file '{}' cannot be read", path));
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    bad(path, e.what());
+  }
+  return from_json(doc, path);
+}
+
+const ToleranceTable& ToleranceTable::builtin() {
+  static const ToleranceTable table =
+      from_json(nlohmann::json::parse(kBuiltinTolerancesJson), "built-in tolerances.json");
+  return table;
+}
+
+Tolerance ToleranceTable::lookup(const std::string& op, DType dtype) const {
+  Tolerance t;
+  if (!is_floating(dtype)) {
+    t.mode = ToleranceMode::kExact;
+    t.source = "integer output: exact";
+    return t;
+  }
+  const auto& defaults = doc_["defaults"];
+  if (defaults.contains("quality")) {
+    t.quality_ratio = defaults["quality"].value("ratio", t.quality_ratio);
+    t.quality_floor = defaults["quality"].value("floor", t.quality_floor);
+  }
+  if (doc_.contains("ulp_bounds") && doc_["ulp_bounds"].contains(op) &&
+      per_dtype(doc_["ulp_bounds"][op], dtype, t.ulp)) {
+    t.mode = ToleranceMode::kUlp;
+    t.source = fmt::format("ulp_bounds.{}", op);
+    return t;
+  }
+  t.mode = ToleranceMode::kClose;
+  const nlohmann::json* op_entry =
+      doc_.contains("ops") && doc_["ops"].contains(op) ? &doc_["ops"][op] : nullptr;
+  std::string source;
+  for (auto [section, value] :
+       {std::pair{"rtol", &t.rtol}, std::pair{"atol_factor", &t.atol_factor}}) {
+    if (op_entry && op_entry->contains(section) && per_dtype((*op_entry)[section], dtype, *value)) {
+      source += fmt::format("{}ops.{}.{}", source.empty() ? "" : ", ", op, section);
+    } else if (per_dtype(defaults[section], dtype, *value)) {
+      source += fmt::format("{}defaults.{}", source.empty() ? "" : ", ", section);
+    } else {
+      bad(origin_, fmt::format("no '{}' for dtype {} (op {})", section, dtype_name(dtype), op));
+    }
+  }
+  t.source = source;
+  return t;
+}
+
+nlohmann::json to_json(const Tolerance& t) {
+  nlohmann::json j = {{"mode", tolerance_mode_name(t.mode)}, {"source", t.source}};
+  if (t.mode == ToleranceMode::kUlp) j["ulp"] = t.ulp;
+  if (t.mode == ToleranceMode::kClose) {
+    j["rtol"] = t.rtol;
+    j["atol_factor"] = t.atol_factor;
+  }
+  if (t.mode != ToleranceMode::kExact) {
+    j["quality_ratio"] = t.quality_ratio;
+    j["quality_floor"] = t.quality_floor;
+  }
+  return j;
+}
+
+}  // namespace polychip::precision

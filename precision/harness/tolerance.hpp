@@ -1,0 +1,61 @@
+// Tolerances per op x dtype, read from a data file
+// (conformance/data/tolerances.json; format in docs/precision-suite.md).
+//
+// Two modes:
+//  - "ulp": elementwise math, bounded in units in the last place of the
+//    output dtype (OpenCL CTS table). Pass when every element's error,
+//    measured against the exact (float64) result, is <= bound + 0.5 (a
+//    correctly rounded result is 0.5 ulp away from the exact value).
+//  - "close": |device - exact| <= atol + rtol * |exact| per element, rtol per
+//    dtype as torch/FlagGems, atol = atol_factor * reduce_len * scale, scale
+//    the largest |exact| of that output (FlagGems' 1e-4 x reduce_dim is
+//    absolute; scaling by magnitude keeps the check meaningful for outputs
+//    far from 1, and a per-dtype factor keeps f32 accumulation honest).
+// Integer outputs (argmax) must match exactly.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "polychip/dtype.hpp"
+
+namespace polychip::precision {
+
+enum class ToleranceMode { kUlp, kClose, kExact };
+
+struct Tolerance {
+  ToleranceMode mode = ToleranceMode::kClose;
+  double ulp = 0;          // kUlp
+  double rtol = 0;         // kClose
+  double atol_factor = 0;  // kClose: atol = atol_factor * reduce_len * scale
+  // QualityWarning: the error uses more than `quality_floor` of the
+  // tolerance and exceeds `quality_ratio` x the NVIDIA emulation's error.
+  double quality_ratio = 4;
+  double quality_floor = 0.25;
+  std::string source;  // which entries of the file decided it, for reports
+};
+
+class ToleranceTable {
+ public:
+  // Throws Error(INVALID_ARGUMENT) naming the bad entry.
+  static ToleranceTable from_json(const nlohmann::json& doc, std::string origin);
+  static ToleranceTable from_file(const std::string& path);
+  // The table shipped with polychip (conformance/data/tolerances.json,
+  // compiled in).
+  static const ToleranceTable& builtin();
+
+  // Tolerance of an output of `op` whose dtype is `dtype`.
+  Tolerance lookup(const std::string& op, DType dtype) const;
+  const std::string& origin() const { return origin_; }
+
+ private:
+  nlohmann::json doc_;
+  std::string origin_;
+};
+
+nlohmann::json to_json(const Tolerance& t);
+std::string_view tolerance_mode_name(ToleranceMode m);
+
+}  // namespace polychip::precision

@@ -1,0 +1,52 @@
+// Seeded value generators. Every value comes back already rounded to the
+// target dtype, so the device, the oracle and the NVIDIA emulation all see
+// exactly the same numbers.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "polychip/dtype.hpp"
+
+namespace polychip::precision {
+
+enum class Distribution {
+  kNormal,    // N(0, 1)
+  kUniform,   // U(-1, 1)
+  kPositive,  // log-uniform in [2^-8, 2^8]: the domain of log, sqrt, rsqrt
+  kWide,      // random sign, 2^U(emin - 4, emax / 2): subnormals to huge
+  kSpecial,   // every third value from ±0, subnormals, min/max normal, ±Inf, NaN, ±1
+  kOffset,    // a large offset plus N(0, 1): stresses variance computations
+  kLarge,     // N(0, 1) * a scale that overflows exp() of the dtype
+};
+
+// The distribution named by a variant token, or false when the token is
+// not a distribution name.
+bool parse_distribution(std::string_view token, Distribution& out);
+std::string_view distribution_name(Distribution d);
+
+// Limits of a floating dtype.
+struct FloatFormat {
+  int mantissa_bits;   // explicit fraction bits
+  int min_normal_exp;  // of the smallest normal: 2^min_normal_exp
+  int max_exp;         // max finite < 2^(max_exp + 1)
+  double max_finite;
+  double min_normal() const;
+  double min_subnormal() const;
+};
+// Throws INVALID_ARGUMENT for non-floating dtypes.
+FloatFormat float_format(DType dtype);
+
+// The special values of `dtype`: ±0, ±min subnormal, max subnormal, ±min
+// normal, ±max, ±Inf, NaN, ±1 (those the dtype can represent).
+std::vector<double> special_values(DType dtype);
+
+// n values of `d` rounded to `dtype`.
+std::vector<double> generate_values(Distribution d, DType dtype, int64_t n, std::mt19937_64& rng);
+
+// n integers uniform in [0, bound).
+std::vector<double> generate_indices(int64_t n, int64_t bound, std::mt19937_64& rng);
+
+}  // namespace polychip::precision

@@ -1,0 +1,121 @@
+#include "waivers.hpp"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "polychip/error.hpp"
+#include "polychip/op_contract.hpp"
+
+namespace polychip::precision {
+
+extern const char* const kBuiltinWaiversJson;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& origin, const std::string& why) {
+  throw_error(StatusCode::kInvalidArgument, fmt::format("waivers '{}': {}", origin, why));
+}
+
+bool matches(const std::string& pattern, const std::string& value) {
+  return pattern == "*" || pattern == value;
+}
+
+// "" matches every case; "x/*" every id starting with "x/"; else exact.
+bool case_matches(const std::string& pattern, const std::string& id) {
+  if (pattern.empty()) return true;
+  if (pattern.back() == '*')
+    return id.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
+  return pattern == id;
+}
+
+}  // namespace
+
+WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) {
+  if (!doc.is_object() || doc.value("schema", "") != "polychip.waivers/1")
+    bad(origin, "must be an object with \"schema\": \"polychip.waivers/1\"");
+  if (!doc.contains("waivers") || !doc["waivers"].is_array())
+    bad(origin, "'waivers' must be an array");
+  WaiverList list;
+  list.origin_ = std::move(origin);
+  size_t k = 0;
+  for (const auto& e : doc["waivers"]) {
+    std::string where = fmt::format("waivers[{}]", k++);
+    if (!e.is_object()) bad(list.origin_, where + " must be an object");
+    Waiver w;
+    for (auto [key, field] :
+         {std::pair{"adapter", &w.adapter}, std::pair{"op", &w.op}, std::pair{"dtype", &w.dtype},
+          std::pair{"kind", &w.kind}, std::pair{"reason", &w.reason}}) {
+      if (!e.contains(key) || !e[key].is_string() || e[key].get<std::string>().empty())
+        bad(list.origin_, fmt::format("{}.{} must be a non-empty string", where, key));
+      *field = e[key].get<std::string>();
+    }
+    w.reference = e.value("reference", "");
+    w.case_pattern = e.value("case", "");
+    if (w.kind != "waiver" && w.kind != "expected_failure")
+      bad(list.origin_,
+          fmt::format("{}.kind '{}' must be \"waiver\" or \"expected_failure\"", where, w.kind));
+    if (w.op != "*" && !find_op(w.op))
+      bad(list.origin_, fmt::format("{}.op '{}' is not an op of the contract", where, w.op));
+    if (w.dtype != "*") {
+      try {
+        parse_dtype(w.dtype);
+      } catch (const Error& err) {
+        bad(list.origin_, fmt::format("{}.dtype: {}", where, err.message()));
+      }
+    }
+    list.waivers_.push_back(std::move(w));
+  }
+  return list;
+}
+
+WaiverList WaiverList::from_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw_error(StatusCode::kNotFound, fmt::format("waivers file '{}' cannot be read", path));
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    bad(path, e.what());
+  }
+  return from_json(doc, path);
+}
+
+const WaiverList& WaiverList::builtin() {
+  static const WaiverList list =
+      from_json(nlohmann::json::parse(kBuiltinWaiversJson), "built-in waivers.json");
+  return list;
+}
+
+std::optional<Waiver> WaiverList::match(const std::string& adapter, const std::string& device_type,
+                                        const std::string& op, DType dtype,
+                                        const std::string& case_id) const {
+  const std::string dt(dtype_name(dtype));
+  for (const auto& w : waivers_)
+    if ((matches(w.adapter, adapter) || matches(w.adapter, device_type)) && matches(w.op, op) &&
+        matches(w.dtype, dt) && case_matches(w.case_pattern, case_id))
+      return w;
+  return std::nullopt;
+}
+
+std::vector<Waiver> WaiverList::for_adapter(const std::string& adapter,
+                                            const std::string& device_type) const {
+  std::vector<Waiver> out;
+  for (const auto& w : waivers_)
+    if (matches(w.adapter, adapter) || matches(w.adapter, device_type)) out.push_back(w);
+  return out;
+}
+
+nlohmann::json to_json(const Waiver& w) {
+  nlohmann::json j = {{"adapter", w.adapter},
+                      {"op", w.op},
+                      {"dtype", w.dtype},
+                      {"kind", w.kind},
+                      {"reason", w.reason}};
+  if (!w.reference.empty()) j["reference"] = w.reference;
+  if (!w.case_pattern.empty()) j["case"] = w.case_pattern;
+  return j;
+}
+
+}  // namespace polychip::precision
