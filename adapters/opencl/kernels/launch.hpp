@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "../opencl_adapter.hpp"
+#include "pc_layout.hpp"
 
 namespace polychip::opencl {
 
@@ -81,14 +82,7 @@ cl_mem tensor_mem(const KernelCall& call, int index);
 // byte_offset in elements; throws when it is not a multiple of the size.
 int64_t element_offset(const KernelCall& call, int index);
 
-// Matches pc_layout in opencl_c/common.cl.
-struct Layout {
-  int64_t rank = 0;
-  int64_t numel = 1;
-  int64_t shape[POLYCHIP_MAX_RANK] = {};
-  int64_t stride[3][POLYCHIP_MAX_RANK] = {};
-  int64_t offset[3] = {};
-};
+using opencl_c::Layout;
 // Layout of up to three tensors with the shape of the first.
 Layout make_layout(const KernelCall& call, std::initializer_list<int> tensors);
 

@@ -1,0 +1,66 @@
+#include "launch_geometry.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace polychip::level_zero {
+
+bool geometry_1d(uint64_t work_items, uint32_t group_size, uint64_t max_group_count,
+                 LaunchGeometry* out, std::string* error) {
+  uint64_t g =
+      std::max<uint64_t>(1, std::min<uint64_t>(group_size, std::max<uint64_t>(work_items, 1)));
+  uint64_t groups = (work_items + g - 1) / g;
+  if (groups > max_group_count || groups > UINT32_MAX) {
+    *error = fmt::format("{} work-items need {} groups of {}, more than the device's {}",
+                         work_items, groups, g, max_group_count);
+    return false;
+  }
+  *out = LaunchGeometry{};
+  out->group_size[0] = static_cast<uint32_t>(g);
+  out->group_count[0] = static_cast<uint32_t>(groups);
+  return true;
+}
+
+bool geometry_gemm_tiled(uint64_t m, uint64_t n, uint64_t batch, uint64_t max_group_count,
+                         LaunchGeometry* out, std::string* error) {
+  constexpr uint64_t kTile = 64, kGroup = 16;
+  uint64_t gx = (n + kTile - 1) / kTile, gy = (m + kTile - 1) / kTile;
+  for (uint64_t c : {gx, gy, batch})
+    if (c > max_group_count || c > UINT32_MAX) {
+      *error = fmt::format(
+          "gemm of {}x{} (batch {}) needs {} groups in one dimension, more "
+          "than the device's {}",
+          m, n, batch, c, max_group_count);
+      return false;
+    }
+  *out = LaunchGeometry{};
+  out->group_size[0] = out->group_size[1] = static_cast<uint32_t>(kGroup);
+  out->group_count[0] = static_cast<uint32_t>(gx);
+  out->group_count[1] = static_cast<uint32_t>(gy);
+  out->group_count[2] = static_cast<uint32_t>(batch);
+  return true;
+}
+
+std::string device_type_id(uint32_t vendor_id, const std::string& device_name, size_t max_length) {
+  std::string model;
+  bool dash = false;
+  for (char ch : device_name) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '.' || c == '_') {
+      if (dash && !model.empty()) model += '-';
+      dash = false;
+      model += static_cast<char>(std::tolower(c));
+    } else {
+      dash = true;
+    }
+  }
+  if (model.empty()) model = fmt::format("device-{:04x}", vendor_id);
+  std::string id = (vendor_id == 0x8086 ? "intel." : "level_zero.") + model;
+  if (id.size() > max_length) id.resize(max_length);
+  while (!id.empty() && id.back() == '-') id.pop_back();
+  return id;
+}
+
+}  // namespace polychip::level_zero

@@ -1,0 +1,385 @@
+// The C ABI of the level_zero adapter.
+#include "level_zero_adapter.hpp"
+
+#include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace polychip::level_zero {
+namespace {
+
+thread_local std::string g_last_error;
+
+template <typename F>
+polychip_status guarded(const char* call, F&& body) {
+  try {
+    body();
+    return POLYCHIP_OK;
+  } catch (const Failure& f) {
+    g_last_error = fmt::format("level_zero {}: {}", call, f.message);
+    return f.status;
+  } catch (const std::bad_alloc&) {
+    g_last_error = fmt::format("level_zero {}: out of host memory", call);
+    return POLYCHIP_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    g_last_error = fmt::format("level_zero {}: {}", call, e.what());
+    return POLYCHIP_INTERNAL;
+  }
+}
+
+template <typename Args>
+void require_args(const Args* args) {
+  if (!args) fail(POLYCHIP_INVALID_ARGUMENT, "'args' is null");
+  if (args->struct_size < sizeof(size_t))
+    fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'args' has struct_size {}", args->struct_size));
+}
+
+Memory* require_memory(polychip_memory* m, const char* name) {
+  if (!m) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
+  return as_memory(m);
+}
+Stream* require_stream(polychip_stream* s) {
+  if (!s) fail(POLYCHIP_INVALID_ARGUMENT, "'stream' is null");
+  return as_stream(s);
+}
+Event* require_event(polychip_event* e, const char* name) {
+  if (!e) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
+  return as_event(e);
+}
+
+ze_command_queue_handle_t create_queue(Device& dev) {
+  ze_command_queue_desc_t desc{};
+  desc.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+  desc.ordinal = dev.compute_queue_ordinal;
+  desc.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+  desc.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
+  ze_command_queue_handle_t q = nullptr;
+  check_ze(ze().zeCommandQueueCreate(dev.context, dev.handle, &desc, &q), "zeCommandQueueCreate");
+  return q;
+}
+
+// One queue per device for synchronous copies, created on first use.
+Stream& sync_stream(int32_t index) {
+  static std::mutex mutex;
+  static std::map<int32_t, std::unique_ptr<Stream>> streams;
+  std::lock_guard lock(mutex);
+  auto& s = streams[index];
+  if (!s) s = std::make_unique<Stream>(index, create_queue(device_at(index)));
+  return *s;
+}
+
+const char* last_error_message() { return g_last_error.c_str(); }
+
+polychip_status device_count(polychip_device_count_args* args) {
+  return guarded("device_count", [&] {
+    require_args(args);
+    auto& p = platform();
+    args->count = static_cast<int32_t>(p.devices.size());
+    args->unavailable_reason = p.devices.empty() ? p.unavailable_reason.c_str() : nullptr;
+  });
+}
+
+polychip_status device_properties(polychip_device_properties_args* args) {
+  return guarded("device_properties", [&] {
+    require_args(args);
+    Device& dev = device_at(args->device);
+    if (!args->properties) fail(POLYCHIP_INVALID_ARGUMENT, "'properties' is null");
+    size_t caller = args->properties->struct_size;
+    if (caller < sizeof(size_t))
+      fail(POLYCHIP_INVALID_ARGUMENT, "'properties->struct_size' is not set");
+    size_t n = std::min(caller, dev.properties.struct_size);
+    std::memcpy(reinterpret_cast<char*>(args->properties) + sizeof(size_t),
+                reinterpret_cast<const char*>(&dev.properties) + sizeof(size_t),
+                n - sizeof(size_t));
+  });
+}
+
+polychip_status memory_allocate(polychip_memory_allocate_args* args) {
+  return guarded("memory_allocate", [&] {
+    require_args(args);
+    Device& dev = device_at(args->device);
+    if (args->kind != POLYCHIP_MEMORY_DEVICE && args->kind != POLYCHIP_MEMORY_PINNED_HOST)
+      fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown memory kind {}", args->kind));
+    if (dev.max_alloc_bytes && args->size_bytes > dev.max_alloc_bytes)
+      fail(POLYCHIP_OUT_OF_MEMORY,
+           fmt::format("{} bytes exceed the device's largest allocation ({} bytes)",
+                       args->size_bytes, dev.max_alloc_bytes));
+    auto m = std::make_unique<Memory>(Memory{args->device, args->kind, args->size_bytes, nullptr});
+    if (args->size_bytes > 0) {
+      constexpr size_t kAlignment = 64;
+      if (args->kind == POLYCHIP_MEMORY_DEVICE) {
+        ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+        check_ze(ze().zeMemAllocDevice(dev.context, &desc, args->size_bytes, kAlignment, dev.handle,
+                                       &m->ptr),
+                 "zeMemAllocDevice");
+      } else {
+        ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+        check_ze(ze().zeMemAllocHost(dev.context, &desc, args->size_bytes, kAlignment, &m->ptr),
+                 "zeMemAllocHost");
+      }
+    }
+    args->memory = reinterpret_cast<polychip_memory*>(m.release());
+  });
+}
+
+polychip_status memory_free(polychip_memory_free_args* args) {
+  return guarded("memory_free", [&] {
+    require_args(args);
+    if (!args->memory) return;
+    Memory* m = as_memory(args->memory);
+    if (m->ptr) check_ze(ze().zeMemFree(device_at(m->device).context, m->ptr), "zeMemFree");
+    delete m;
+  });
+}
+
+polychip_status memory_host_pointer(polychip_memory_host_pointer_args* args) {
+  return guarded("memory_host_pointer", [&] {
+    require_args(args);
+    Memory* m = require_memory(args->memory, "memory");
+    if (m->kind != POLYCHIP_MEMORY_PINNED_HOST)
+      fail(POLYCHIP_UNSUPPORTED,
+           "level_zero device memory is not host visible; copy it with copy()");
+    args->host_pointer = m->ptr;
+  });
+}
+
+void check_range(const Memory* m, uint64_t offset, uint64_t size, const char* side) {
+  if (offset > m->size || size > m->size - offset)
+    fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{} range [{}, {}) exceeds its memory of {} bytes",
+                                                side, offset, offset + size, m->size));
+}
+
+polychip_status copy(polychip_copy_args* args) {
+  return guarded("copy", [&] {
+    require_args(args);
+    const uint64_t size = args->size_bytes;
+    const void* src = nullptr;
+    void* dst = nullptr;
+    Memory* src_mem = nullptr;
+    Memory* dst_mem = nullptr;
+    switch (args->kind) {
+      case POLYCHIP_COPY_HOST_TO_DEVICE:
+        dst_mem = require_memory(args->dst_memory, "dst_memory");
+        src = args->src_host;
+        if (!src && size) fail(POLYCHIP_INVALID_ARGUMENT, "'src_host' is null");
+        break;
+      case POLYCHIP_COPY_DEVICE_TO_HOST:
+        src_mem = require_memory(args->src_memory, "src_memory");
+        dst = args->dst_host;
+        if (!dst && size) fail(POLYCHIP_INVALID_ARGUMENT, "'dst_host' is null");
+        break;
+      case POLYCHIP_COPY_DEVICE_TO_DEVICE:
+        src_mem = require_memory(args->src_memory, "src_memory");
+        dst_mem = require_memory(args->dst_memory, "dst_memory");
+        break;
+      default:
+        fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown copy kind {}", args->kind));
+    }
+    if (src_mem) {
+      check_range(src_mem, args->src_offset, size, "source");
+      src = static_cast<const char*>(src_mem->ptr) + args->src_offset;
+    }
+    if (dst_mem) {
+      check_range(dst_mem, args->dst_offset, size, "destination");
+      dst = static_cast<char*>(dst_mem->ptr) + args->dst_offset;
+    }
+    Stream* stream = args->stream ? as_stream(args->stream) : nullptr;
+    int32_t device = stream ? stream->device() : (dst_mem ? dst_mem->device : src_mem->device);
+    if ((src_mem && src_mem->device != device) || (dst_mem && dst_mem->device != device))
+      fail(POLYCHIP_INVALID_ARGUMENT,
+           "source, destination and stream must belong to the same level_zero device");
+    if (size == 0) return;
+    Device& dev = device_at(device);
+    Stream& s = stream ? *stream : sync_stream(device);
+    s.submit(dev, [&](ze_command_list_handle_t list) {
+      check_ze(ze().zeCommandListAppendMemoryCopy(list, dst, src, size, nullptr, 0, nullptr),
+               "zeCommandListAppendMemoryCopy");
+    });
+    if (!stream) s.synchronize();
+  });
+}
+
+polychip_status stream_create(polychip_stream_create_args* args) {
+  return guarded("stream_create", [&] {
+    require_args(args);
+    Device& dev = device_at(args->device);
+    args->stream = reinterpret_cast<polychip_stream*>(new Stream(args->device, create_queue(dev)));
+  });
+}
+
+polychip_status stream_destroy(polychip_stream_args* args) {
+  return guarded("stream_destroy", [&] {
+    require_args(args);
+    delete as_stream(args->stream);
+  });
+}
+
+polychip_status stream_synchronize(polychip_stream_args* args) {
+  return guarded("stream_synchronize", [&] {
+    require_args(args);
+    require_stream(args->stream)->synchronize();
+  });
+}
+
+polychip_status event_create(polychip_event_create_args* args) {
+  return guarded("event_create", [&] {
+    require_args(args);
+    Device& dev = device_at(args->device);
+    ze_event_pool_desc_t pool_desc{
+        ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
+        ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 1};
+    ze_event_pool_handle_t pool = nullptr;
+    check_ze(ze().zeEventPoolCreate(dev.context, &pool_desc, 1, &dev.handle, &pool),
+             "zeEventPoolCreate");
+    ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST,
+                         ZE_EVENT_SCOPE_FLAG_HOST};
+    ze_event_handle_t event = nullptr;
+    ze_result_t r = ze().zeEventCreate(pool, &desc, &event);
+    if (r != ZE_RESULT_SUCCESS) ze().zeEventPoolDestroy(pool);
+    check_ze(r, "zeEventCreate");
+    args->event = reinterpret_cast<polychip_event*>(new Event{args->device, pool, event, false});
+  });
+}
+
+polychip_status event_destroy(polychip_event_args* args) {
+  return guarded("event_destroy", [&] {
+    require_args(args);
+    if (!args->event) return;
+    Event* e = as_event(args->event);
+    if (e->recorded) ze().zeEventHostSynchronize(e->event, UINT64_MAX);
+    ze().zeEventDestroy(e->event);
+    ze().zeEventPoolDestroy(e->pool);
+    delete e;
+  });
+}
+
+polychip_status event_record(polychip_event_args* args) {
+  return guarded("event_record", [&] {
+    require_args(args);
+    Event* e = require_event(args->event, "event");
+    Stream* s = require_stream(args->stream);
+    if (e->device != s->device())
+      fail(POLYCHIP_INVALID_ARGUMENT, "event and stream belong to different devices");
+    // Re-recording: wait for the previous signal, then reset (Level Zero
+    // events are not re-armed by signalling).
+    if (e->recorded) {
+      check_ze(ze().zeEventHostSynchronize(e->event, UINT64_MAX), "zeEventHostSynchronize");
+      check_ze(ze().zeEventHostReset(e->event), "zeEventHostReset");
+    }
+    s->submit(device_at(s->device()), [&](ze_command_list_handle_t list) {
+      check_ze(ze().zeCommandListAppendBarrier(list, e->event, 0, nullptr),
+               "zeCommandListAppendBarrier");
+    });
+    e->recorded = true;
+  });
+}
+
+polychip_status stream_wait_event(polychip_event_args* args) {
+  return guarded("stream_wait_event", [&] {
+    require_args(args);
+    Event* e = require_event(args->event, "event");
+    Stream* s = require_stream(args->stream);
+    if (!e->recorded) return;
+    if (e->device != s->device()) {
+      check_ze(ze().zeEventHostSynchronize(e->event, UINT64_MAX), "zeEventHostSynchronize");
+      return;
+    }
+    s->submit(device_at(s->device()), [&](ze_command_list_handle_t list) {
+      check_ze(ze().zeCommandListAppendWaitOnEvents(list, 1, &e->event),
+               "zeCommandListAppendWaitOnEvents");
+    });
+  });
+}
+
+polychip_status event_query(polychip_event_args* args) {
+  return guarded("event_query", [&] {
+    require_args(args);
+    Event* e = require_event(args->event, "event");
+    if (!e->recorded) {
+      args->complete = 1;
+      return;
+    }
+    ze_result_t r = ze().zeEventQueryStatus(e->event);
+    if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_NOT_READY) check_ze(r, "zeEventQueryStatus");
+    args->complete = r == ZE_RESULT_SUCCESS ? 1 : 0;
+  });
+}
+
+polychip_status event_synchronize(polychip_event_args* args) {
+  return guarded("event_synchronize", [&] {
+    require_args(args);
+    Event* e = require_event(args->event, "event");
+    if (e->recorded)
+      check_ze(ze().zeEventHostSynchronize(e->event, UINT64_MAX), "zeEventHostSynchronize");
+  });
+}
+
+uint64_t event_end_ticks(Event* e, const char* name) {
+  if (!e->recorded)
+    fail(POLYCHIP_FAILED_PRECONDITION, fmt::format("event '{}' was never recorded", name));
+  check_ze(ze().zeEventHostSynchronize(e->event, UINT64_MAX), "zeEventHostSynchronize");
+  ze_kernel_timestamp_result_t ts{};
+  check_ze(ze().zeEventQueryKernelTimestamp(e->event, &ts), "zeEventQueryKernelTimestamp");
+  return ts.global.kernelEnd;
+}
+
+polychip_status event_elapsed(polychip_event_elapsed_args* args) {
+  return guarded("event_elapsed", [&] {
+    require_args(args);
+    Event* start = require_event(args->start, "start");
+    Event* end = require_event(args->end, "end");
+    if (start->device != end->device)
+      fail(POLYCHIP_INVALID_ARGUMENT, "'start' and 'end' belong to different devices");
+    Device& dev = device_at(start->device);
+    uint64_t t0 = event_end_ticks(start, "start"), t1 = event_end_ticks(end, "end");
+    uint64_t ticks = (t1 - t0) & dev.timestamp_mask;  // the counter may wrap
+    args->milliseconds = static_cast<double>(ticks) * dev.timer_ns_per_tick / 1e6;
+  });
+}
+
+polychip_status kernel_table(polychip_kernel_table_args* args) {
+  return guarded("kernel_table", [&] {
+    require_args(args);
+    const auto& entries = kernel_entries(device_at(args->device));
+    args->entries = entries.data();
+    args->num_entries = static_cast<int32_t>(entries.size());
+  });
+}
+
+const polychip_adapter_api kApi = {
+    POLYCHIP_STRUCT_SIZE(polychip_adapter_api, kernel_table),
+    nullptr,
+    {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR},
+    "level_zero",
+    "oneAPI Level Zero (any driver; kernels as SPIR-V)",
+    "0.1.0",
+    last_error_message,
+    device_count,
+    device_properties,
+    memory_allocate,
+    memory_free,
+    memory_host_pointer,
+    copy,
+    stream_create,
+    stream_destroy,
+    stream_synchronize,
+    event_create,
+    event_destroy,
+    event_record,
+    stream_wait_event,
+    event_query,
+    event_synchronize,
+    event_elapsed,
+    kernel_table,
+};
+
+}  // namespace
+
+void set_last_error(std::string message) { g_last_error = std::move(message); }
+
+}  // namespace polychip::level_zero
+
+extern "C" const polychip_adapter_api* polychip_level_zero_adapter_get_api(void) {
+  return &polychip::level_zero::kApi;
+}
