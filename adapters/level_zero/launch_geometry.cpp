@@ -25,7 +25,7 @@ bool geometry_1d(uint64_t work_items, uint32_t group_size, uint64_t max_group_co
 
 bool geometry_gemm_tiled(uint64_t m, uint64_t n, uint64_t batch, uint64_t max_group_count,
                          LaunchGeometry* out, std::string* error) {
-  constexpr uint64_t kTile = 64, kGroup = 16;
+  constexpr uint64_t kTile = 64, kGroup = 8;  // opencl_c/gemm.cl
   uint64_t gx = (n + kTile - 1) / kTile, gy = (m + kTile - 1) / kTile;
   for (uint64_t c : {gx, gy, batch})
     if (c > max_group_count || c > UINT32_MAX) {

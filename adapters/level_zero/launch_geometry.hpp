@@ -19,7 +19,7 @@ struct LaunchGeometry {
 bool geometry_1d(uint64_t work_items, uint32_t group_size, uint64_t max_group_count,
                  LaunchGeometry* out, std::string* error);
 
-// The tiled GEMM kernel: 16x16 groups, each covering a 64x64 block of y,
+// The tiled GEMM kernel: 8x8 groups, each covering a 64x64 block of y,
 // one group layer per batch.
 bool geometry_gemm_tiled(uint64_t m, uint64_t n, uint64_t batch, uint64_t max_group_count,
                          LaunchGeometry* out, std::string* error);

@@ -32,8 +32,8 @@ TEST(LaunchGeometry, TiledGemmCoversEveryOutputOnce) {
   LaunchGeometry g;
   std::string error;
   ASSERT_TRUE(geometry_gemm_tiled(70, 130, 3, 1u << 20, &g, &error));
-  EXPECT_EQ(g.group_size[0], 16u);
-  EXPECT_EQ(g.group_size[1], 16u);
+  EXPECT_EQ(g.group_size[0], 8u);
+  EXPECT_EQ(g.group_size[1], 8u);
   EXPECT_EQ(g.group_count[0], 3u);  // ceil(130 / 64) column blocks
   EXPECT_EQ(g.group_count[1], 2u);  // ceil(70 / 64) row blocks
   EXPECT_EQ(g.group_count[2], 3u);  // batch

@@ -11,7 +11,8 @@ namespace polychip::opencl {
 
 GemmKernel gemm_kernel_from_environment() {
   const char* v = std::getenv("POLYCHIP_OPENCL_GEMM");
-  return v && std::strcmp(v, "naive") == 0 ? GemmKernel::kNaive : GemmKernel::kTiled;
+  if (v && std::strcmp(v, "naive") == 0) return GemmKernel::kNaive;
+  return GemmKernel::kTiled;
 }
 
 void run_gemm(const KernelCall& call) {
@@ -22,7 +23,9 @@ void run_gemm(const KernelCall& call) {
   const int64_t m = y.shape[o], n = y.shape[o + 1];
   const int64_t k = ta ? a.shape[o] : a.shape[o + 1];
   const double alpha = call.f(attr::kAlpha), beta = call.f(attr::kBeta);
-  const bool naive = gemm_kernel_from_environment() == GemmKernel::kNaive;
+  const GemmKernel variant = gemm_kernel_from_environment();
+  const bool naive = variant == GemmKernel::kNaive;
+
   if (batch == 0 || m == 0 || n == 0) return;
   Launch launch(call.device, "gemm", a.dtype, naive ? "pc_gemm_naive" : "pc_gemm_tiled");
   launch.arg(m).arg(n).arg(k).arg(static_cast<int32_t>(ta)).arg(static_cast<int32_t>(tb));
@@ -42,7 +45,7 @@ void run_gemm(const KernelCall& call) {
     size_t global[3] = {static_cast<size_t>(n), static_cast<size_t>(m), static_cast<size_t>(batch)};
     launch.run(call.queue, 3, global);
   } else {
-    constexpr size_t kTile = 64, kGroup = 16;
+    constexpr size_t kTile = 64, kGroup = 8;
     size_t global[3] = {(static_cast<size_t>(n) + kTile - 1) / kTile * kGroup,
                         (static_cast<size_t>(m) + kTile - 1) / kTile * kGroup,
                         static_cast<size_t>(batch)};

@@ -31,9 +31,10 @@ void run_embedding_backward(const KernelCall& call);
 void run_attention(const KernelCall& call);
 void run_attention_backward(const KernelCall& call);
 
-// Which GEMM kernel runs: "tiled" (default) or "naive", from the
-// environment variable POLYCHIP_OPENCL_GEMM (read on every call, so a
-// benchmark can compare both in one process).
+// Which GEMM kernel runs, from the environment variable POLYCHIP_OPENCL_GEMM
+// (read on every call, so a benchmark compares them in one process):
+// "tiled" (default: 64x64 local-memory tiles, 8x8 outputs per work-item)
+// or "naive" (one full dot product per work-item, kept for comparison).
 enum class GemmKernel { kTiled, kNaive };
 GemmKernel gemm_kernel_from_environment();
 
