@@ -1,0 +1,176 @@
+// The shared adapter on a machine without the vendor runtime: it must load,
+// report zero devices with the reason, and refuse device work with a message
+// that names the device and the reason. The real CUDA and HIP drivers are
+// exercised in adapters/cuda/tests and adapters/hip/tests; here a driver
+// that cannot load stands in for "runtime missing".
+#include "gpu_common/gpu_adapter.hpp"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "gpu_common/adapter_table.hpp"
+#include "polychip/op_contract.hpp"
+
+namespace polychip::gpu {
+namespace {
+
+class MissingRuntime final : public GpuDriver {
+ public:
+  explicit MissingRuntime(int* loads) : loads_(loads) {}
+  Api api() const override { return Api::kCuda; }
+  std::string load() override {
+    ++*loads_;
+    return "libvendor.so.1 not found (test)";
+  }
+  // Nothing below may be reached without a device.
+  int device_count(int*) override { return fail(); }
+  int device_name(int, std::string*) override { return fail(); }
+  int device_memory_bytes(int, uint64_t*) override { return fail(); }
+  int device_compute_units(int, int*) override { return fail(); }
+  int device_max_shared_bytes(int, int*) override { return fail(); }
+  int make_current(int) override { return fail(); }
+  int allocate_device(uint64_t, uint64_t*) override { return fail(); }
+  int free_device(uint64_t) override { return fail(); }
+  int allocate_pinned_host(uint64_t, void**) override { return fail(); }
+  int free_pinned_host(void*) override { return fail(); }
+  int copy(uint64_t, uint64_t, uint64_t, NativeStream) override { return fail(); }
+  int fill_bytes(uint64_t, unsigned char, uint64_t, NativeStream) override { return fail(); }
+  int stream_create(NativeStream*) override { return fail(); }
+  int stream_destroy(NativeStream) override { return fail(); }
+  int stream_synchronize(NativeStream) override { return fail(); }
+  int stream_wait_event(NativeStream, NativeEvent) override { return fail(); }
+  int event_create(NativeEvent*) override { return fail(); }
+  int event_destroy(NativeEvent) override { return fail(); }
+  int event_record(NativeEvent, NativeStream) override { return fail(); }
+  int event_query(NativeEvent, bool*) override { return fail(); }
+  int event_synchronize(NativeEvent) override { return fail(); }
+  int event_elapsed_ms(NativeEvent, NativeEvent, float*) override { return fail(); }
+  int module_load(const void*, NativeModule*) override { return fail(); }
+  int module_function(NativeModule, const char*, NativeFunction*) override { return fail(); }
+  int launch(NativeFunction, const LaunchGeometry&, NativeStream, void**) override {
+    return fail();
+  }
+
+ private:
+  int fail() {
+    ADD_FAILURE() << "driver called without a device";
+    return 999;
+  }
+  int* loads_;
+};
+
+const unsigned char kImage[] = {1, 2, 3};
+
+TEST(GpuAdapter, MissingRuntimeMeansZeroDevicesWithTheReason) {
+  int loads = 0;
+  GpuAdapter a({"vendor", "vendor", "VENDOR", kImage, "built without kernels"},
+               std::make_unique<MissingRuntime>(&loads));
+  polychip_device_count_args c{};
+  c.struct_size = sizeof c;
+  ASSERT_TRUE(a.device_count(&c).ok());
+  EXPECT_EQ(c.count, 0);
+  ASSERT_NE(c.unavailable_reason, nullptr);
+  EXPECT_STREQ(c.unavailable_reason, "libvendor.so.1 not found (test)");
+  ASSERT_TRUE(a.device_count(&c).ok());
+  EXPECT_EQ(loads, 1) << "the driver is loaded once";
+
+  polychip_memory_allocate_args m{};
+
+  m.struct_size = sizeof m;
+  m.size_bytes = 16;
+  Status s = a.memory_allocate(&m);
+  EXPECT_EQ(s.code, POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_NE(s.message.find("device 0 does not exist"), std::string::npos) << s.message;
+  EXPECT_NE(s.message.find("not found (test)"), std::string::npos) << s.message;
+}
+
+TEST(GpuAdapter, EmptyKernelImageNeverTouchesTheDriver) {
+  int loads = 0;
+  GpuAdapter a({"vendor", "vendor", "VENDOR", {}, "built without VENDOR kernels"},
+               std::make_unique<MissingRuntime>(&loads));
+  polychip_device_count_args c{};
+  c.struct_size = sizeof c;
+  ASSERT_TRUE(a.device_count(&c).ok());
+  EXPECT_EQ(c.count, 0);
+  EXPECT_STREQ(c.unavailable_reason, "built without VENDOR kernels");
+  EXPECT_EQ(loads, 0);
+}
+
+TEST(GpuAdapter, BadArgumentsAreErrorsNotCrashes) {
+  int loads = 0;
+  GpuAdapter a({"vendor", "vendor", "VENDOR", kImage, ""},
+               std::make_unique<MissingRuntime>(&loads));
+  EXPECT_EQ(a.device_count(nullptr).code, POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_EQ(a.run_kernel(nullptr).code, POLYCHIP_INVALID_ARGUMENT);
+  polychip_memory_free_args f{};
+  f.struct_size = sizeof f;
+  EXPECT_TRUE(a.memory_free(&f).ok());  // NULL memory is a no-op
+  polychip_copy_args cp{};
+  cp.struct_size = sizeof cp;
+  cp.kind = 42;
+  Status s = a.copy(&cp);
+  EXPECT_EQ(s.code, POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_NE(s.message.find("copy kind 42"), std::string::npos);
+  cp.kind = POLYCHIP_COPY_HOST_TO_DEVICE;
+  s = a.copy(&cp);
+  EXPECT_NE(s.message.find("'dst_memory' is NULL"), std::string::npos) << s.message;
+  polychip_memory_allocate_args m{};
+  m.struct_size = sizeof m;
+  m.kind = 7;
+  EXPECT_NE(a.memory_allocate(&m).message.find("memory kind 7"), std::string::npos);
+}
+
+TEST(GpuAdapter, KernelTableCoversEveryOpAndDtype) {
+  auto fn = [](const polychip_kernel_args*) -> polychip_status { return POLYCHIP_OK; };
+  auto entries = GpuAdapter::build_kernel_entries(fn);
+  std::set<std::string> ops;
+  for (const auto& e : entries) {
+    ops.insert(e.op);
+    EXPECT_EQ(e.fn, +fn);
+    EXPECT_LE(e.num_dtypes, POLYCHIP_MAX_SIGNATURE);
+  }
+  EXPECT_EQ(ops.size(), op_contract().size());
+  auto count = [&](const char* op) {
+    size_t n = 0;
+    for (const auto& e : entries) n += std::string(e.op) == op;
+    return n;
+  };
+  EXPECT_EQ(count("add"), 4u);            // f64 f32 f16 bf16
+  EXPECT_EQ(count("cross_entropy"), 8u);  // x {i64, i32} targets
+  EXPECT_EQ(count("cast"), 36u);          // 6 x 6 float formats
+  for (const auto& e : entries) {
+    if (std::string(e.op) == "adamw") {
+      EXPECT_EQ(e.signature[0], POLYCHIP_DTYPE_F32) << "param is always f32";
+    }
+  }
+}
+
+GpuAdapter& table_test_adapter() {
+  static int loads = 0;
+  static GpuAdapter a({"vendor", "vendor", "VENDOR", kImage, ""},
+                      std::make_unique<MissingRuntime>(&loads));
+  return a;
+}
+
+TEST(AdapterTable, FillsEveryFunctionAndReportsErrorsThroughLastErrorMessage) {
+  const polychip_adapter_api* api =
+      AdapterTable<&table_test_adapter>::table("vendor", "Vendor Inc.", "1.2.3");
+  ASSERT_EQ(api->struct_size, sizeof(polychip_adapter_api));
+  EXPECT_EQ(api->abi_version.major, POLYCHIP_ABI_VERSION_MAJOR);
+  EXPECT_STREQ(api->name, "vendor");
+  const void* const* fns = reinterpret_cast<const void* const*>(&api->last_error_message);
+  const size_t n =
+      (sizeof(polychip_adapter_api) - offsetof(polychip_adapter_api, last_error_message)) /
+      sizeof(void*);
+  for (size_t k = 0; k < n; ++k) EXPECT_NE(fns[k], nullptr) << "function " << k;
+  polychip_stream_create_args s{};
+  s.struct_size = sizeof s;
+  s.device = 3;
+  EXPECT_EQ(api->stream_create(&s), POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(api->last_error_message()).find("device 3 does not exist"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace polychip::gpu
