@@ -2,9 +2,9 @@
 // and backward, per (batch, head) in double with dgemm for the products:
 // scores = scale q k^T (causal: key j visible to query i iff j <= i),
 // P = softmax(scores) with max subtraction, o = P v, lse = log sum exp.
-// The backward recomputes P from q and k in double (the saved o and lse are
-// rounded copies; the exact gradient does not need them):
-// dv = P^T do, dP = do v^T, dS = P (dP - rowsum(P dP)), dq = scale dS k,
+// The backward evaluates the formula fused kernels use, on the o and lse it
+// is given: P = exp(scale q k^T - lse) (masked), D_i = do_i . o_i,
+// dv = P^T do, dP = do v^T, dS = P (dP - D), dq = scale dS k,
 // dk = scale dS^T q.
 #include <cblas.h>
 
@@ -74,6 +74,19 @@ void attention_probs(const std::vector<double>& q, const std::vector<double>& k,
   }
 }
 
+// probs[S, S] = exp(scale q k^T - lse) where visible, 0 where masked.
+void saved_probs(const std::vector<double>& q, const std::vector<double>& k, const float* lse,
+                 int64_t s, int64_t d, double scale, bool causal, std::vector<double>& probs) {
+  probs.resize(static_cast<size_t>(s * s));
+  dgemm(false, true, s, s, d, q.data(), k.data(), probs.data(), scale);
+  for (int64_t i = 0; i < s; ++i) {
+    double* row = probs.data() + i * s;
+    const int64_t visible = causal ? i + 1 : s;
+    for (int64_t j = 0; j < visible; ++j) row[j] = std::exp(row[j] - static_cast<double>(lse[i]));
+    for (int64_t j = visible; j < s; ++j) row[j] = 0.0;
+  }
+}
+
 // q, k, v -> o, lse (f32).
 polychip_status attention(const KernelCall& c) {
   const AttentionShape sh = attention_shape(c[0]);
@@ -106,22 +119,24 @@ polychip_status attention_backward(const KernelCall& c) {
   return visit_float(c[0].dtype, c.op, [&](auto s) {
     using S = decltype(s);
     const int64_t block = sh.s * sh.d;
-    std::vector<double> dout, q, k, v, probs, lse, dprobs(static_cast<size_t>(sh.s * sh.s));
+    std::vector<double> dout, q, k, v, o, probs, dprobs(static_cast<size_t>(sh.s * sh.s));
     std::vector<double> dq(block), dk(block), dv(block);
     for (int64_t bh = 0; bh < sh.heads_total; ++bh) {
       load_block(c[0].as<S>() + bh * block, block, dout);
       load_block(c[1].as<S>() + bh * block, block, q);
       load_block(c[2].as<S>() + bh * block, block, k);
       load_block(c[3].as<S>() + bh * block, block, v);
-      attention_probs(q, k, sh.s, sh.d, scale, causal, probs, lse);
+      load_block(c[4].as<S>() + bh * block, block, o);
+      const float* saved_lse = c[5].as<float>() + bh * sh.s;
+      saved_probs(q, k, saved_lse, sh.s, sh.d, scale, causal, probs);
       dgemm(true, false, sh.s, sh.d, sh.s, probs.data(), dout.data(), dv.data());
       dgemm(false, true, sh.s, sh.s, sh.d, dout.data(), v.data(), dprobs.data());
-      // dS = P (dP - rowsum(P dP)), in place in dprobs.
+      // dS = P (dP - D), D_i = do_i . o_i; in place in dprobs.
       for (int64_t i = 0; i < sh.s; ++i) {
         double* dp = dprobs.data() + i * sh.s;
         const double* p = probs.data() + i * sh.s;
         double dot = 0;
-        for (int64_t j = 0; j < sh.s; ++j) dot += p[j] * dp[j];
+        for (int64_t j = 0; j < sh.d; ++j) dot += dout[i * sh.d + j] * o[i * sh.d + j];
         for (int64_t j = 0; j < sh.s; ++j) dp[j] = p[j] * (dp[j] - dot);
       }
       dgemm(false, false, sh.s, sh.d, sh.s, dprobs.data(), k.data(), dq.data(), scale);

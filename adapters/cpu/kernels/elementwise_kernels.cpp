@@ -71,7 +71,9 @@ double neg(double x) { return -x; }
 double sqrt_fn(double x) { return std::sqrt(x); }
 double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 double tanh_fn(double x) { return std::tanh(x); }
-double relu_mask(double x) { return x > 0 ? 1.0 : 0.0; }
+// relu_backward selects (dx = x > 0 ? dy : 0), as torch does: an Inf or NaN
+// gradient where x <= 0 gives 0, not NaN.
+double relu_select(double dy, double x) { return x > 0 ? dy : 0.0; }
 
 // exp and log, with the sim.ftz defect when the device's numerics ask.
 template <double (*Fn)(double)>
@@ -176,7 +178,7 @@ const NamedKernel kKernels[] = {
     {"relu", unary<math::relu>},
     {"gelu", gelu},
     {"silu", unary<math::silu>},
-    {"relu_backward", unary_backward<relu_mask>},
+    {"relu_backward", binary<relu_select>},
     {"gelu_backward", gelu_backward},
     {"silu_backward", unary_backward<math::silu_grad>},
     {"sigmoid_backward", unary_backward<math::sigmoid_grad>},

@@ -126,7 +126,7 @@ polychip_status gemm_f64(const KernelCall& c, const GemmShape& g, double alpha, 
   return kOk;
 }
 
-polychip_status gemm(const KernelCall& c) {
+polychip_status gemm_distinct_output(const KernelCall& c) {
   const GemmShape g = gemm_shape(c);
   const double alpha = c.f(attr::kAlpha), beta = c.f(attr::kBeta);
   const bool bf16_acc = c.numerics->gemm_bf16_accumulation;
@@ -162,6 +162,23 @@ polychip_status gemm(const KernelCall& c) {
     epilogue<S>(g, acc.data(), alpha, beta, c[2].as<S>(), y);
     return kOk;
   });
+}
+
+// y may be c, and the contract's in-place rule also lets it be exactly a or
+// b: the product then reads a private copy of the aliased input.
+polychip_status gemm(const KernelCall& c) {
+  const TensorView& y = c[3];
+  if (y.numel() == 0 || (y.data != c[0].data && y.data != c[1].data))
+    return gemm_distinct_output(c);
+  TensorView views[4] = {c[0], c[1], c[2], c[3]};
+  std::vector<char> copies[2];
+  for (int k = 0; k < 2; ++k) {
+    if (views[k].data != y.data) continue;
+    const size_t bytes = static_cast<size_t>(views[k].numel()) * dtype_size(views[k].dtype);
+    copies[k].assign(views[k].data, views[k].data + bytes);
+    views[k].data = copies[k].data();
+  }
+  return gemm_distinct_output(KernelCall{c.op, views, c.attrs, c.numerics});
 }
 
 const NamedKernel kKernels[] = {{"gemm", gemm}};

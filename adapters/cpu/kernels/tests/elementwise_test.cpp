@@ -134,6 +134,9 @@ TEST_F(CpuKernelTest, ActivationsAndTheirGradients) {
   auto three = run.make(DType::kF64, {7}, std::vector<double>(7, 3.0));
   run.call("relu_backward", {three, in, grad});
   EXPECT_TRUE(same_values(run.values(grad), {0, 0, 0, 0, 3, 3, 3}));
+  auto specials = run.make(DType::kF64, {7}, {NAN, INFINITY, -INFINITY, NAN, 1, 1, 1});
+  run.call("relu_backward", {specials, in, grad});  // a select: x <= 0 gives 0 whatever dy
+  EXPECT_TRUE(same_values(run.values(grad), {0, 0, 0, 0, 1, 1, 1}));
   run.call("sigmoid_backward", {three, in, grad});
   auto g = run.values(grad);
   for (size_t i = 0; i < x.size(); ++i) {

@@ -48,6 +48,20 @@ TEST_F(CpuKernelTest, GemmAlphaBetaAndInPlaceC) {
   }
 }
 
+TEST_F(CpuKernelTest, GemmOutputMayBeAnInput) {
+  for (DType dt : {DType::kF64, DType::kF32, DType::kF16}) {
+    auto A = run.make(dt, {2, 2}, {1, 2, 3, 4});
+    auto B = run.make(dt, {2, 2}, {5, 6, 7, 8});
+    auto C = run.make(dt, {2, 2}, {0, 0, 0, 0});
+    run.call("gemm", {A, B, C, A}, gemm_attrs(run, 0, 0, 1, 0));  // a = a b
+    EXPECT_TRUE(same_values(run.values(A), {19, 22, 43, 50})) << dtype_name(dt);
+    run.call("gemm", {A, B, C, B}, gemm_attrs(run, 0, 1, 1, 0));  // b = a b^T
+    EXPECT_TRUE(same_values(run.values(B),
+                            {19 * 5 + 22 * 6, 19 * 7 + 22 * 8, 43 * 5 + 50 * 6, 43 * 7 + 50 * 8}))
+        << dtype_name(dt);
+  }
+}
+
 TEST_F(CpuKernelTest, GemmBatchedAndDegenerateK) {
   auto A = run.make(DType::kF32, {2, 1, 2}, {1, 2, 3, 4});
   auto B = run.make(DType::kF32, {2, 2, 1}, {5, 6, 7, 8});
