@@ -3,6 +3,7 @@
 // on first use and launched on the stream's queue. The table lists the ops
 // with a launcher here (see docs in the adapter's README section of
 // docs/opencl.md); other ops are absent, so the HAL reports NotSupported.
+#include <cmath>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include "launch_geometry.hpp"
 #include "level_zero_adapter.hpp"
 #include "pc_layout.hpp"
+#include "polychip/dtype.hpp"
 #include "polychip/op_contract.hpp"
 
 namespace polychip::level_zero {
@@ -189,7 +191,8 @@ void launch(Device& dev, const polychip_kernel_args& a) {
     int64_t zero = 0;
     l.ptr(0).arg(zero).ptr(1).arg(zero).ptr(beta != 0 ? 2 : 3).arg(zero).ptr(3).arg(zero);
     l.run(g);
-  } else if (family == "elementwise" && spec->tensors.size() == 2) {  // unary
+  } else if (family == "elementwise" && spec->tensors.size() == 2 && op != "copy" &&
+             op != "cast") {  // unary
     Layout lay = make_layout(a, {0, 1});
     ZeLaunch(dev, a, "elementwise", dt, "pc_unary_kernel")
         .arg(lay)
@@ -197,7 +200,7 @@ void launch(Device& dev, const polychip_kernel_args& a) {
         .ptr(0)
         .ptr(1)
         .run1d(static_cast<uint64_t>(lay.numel));
-  } else if (family == "elementwise") {  // binary and unary backward: 3 tensors
+  } else if (family == "elementwise" && spec->tensors.size() == 3) {  // binary, backward
     Layout lay = make_layout(a, {0, 1, 2});
     bool binary = spec->tensors[0].name == std::string_view("a");
     ZeLaunch(dev, a, "elementwise", dt, binary ? "pc_binary_kernel" : "pc_unary_backward_kernel")
@@ -253,6 +256,119 @@ void launch(Device& dev, const polychip_kernel_args& a) {
     l.arg(int32_t{attrs.ints[attr::kCausal] != 0});
     for (int k = 0; k < 5; ++k) l.ptr(k);
     l.run1d(static_cast<uint64_t>(rows));
+  } else if (op == "fill" || op == "copy") {
+    size_t es = dtype_size(static_cast<DType>(t[0].dtype));
+    const char* suffix = es == 8 ? "u64" : es == 4 ? "u32" : "u16";
+    Layout lay = op == "fill" ? make_layout(a, {0}) : make_layout(a, {0, 1});
+    ZeLaunch l(dev, a, "elementwise", POLYCHIP_DTYPE_F32,
+               fmt::format("pc_{}_{}", op, suffix).c_str());
+    l.arg(lay).ptr(0);
+    if (op == "fill") {
+      uint64_t bits = 0;  // the value rounded once on the host, as raw bits
+      store_from_f64(attrs.floats[attr::kFillValue], &bits, static_cast<DType>(dt));
+      if (es == 8)
+        l.arg(bits);
+      else if (es == 4)
+        l.arg(static_cast<uint32_t>(bits));
+      else
+        l.arg(static_cast<uint16_t>(bits));
+    } else {
+      l.ptr(1);
+    }
+    l.run1d(static_cast<uint64_t>(lay.numel));
+  } else if (op == "argmax") {
+    Layout lay = make_layout(a, {0, 1});
+    int64_t axis = attrs.ints[attr::kAxis];
+    if (axis < 0) axis += t[0].rank;
+    int64_t num_out = numel(t[1]);
+    ZeLaunch(dev, a, "reduction", dt, "pc_argmax_kernel")
+        .arg(lay)
+        .arg(static_cast<int32_t>(axis))
+        .arg(num_out)
+        .ptr(0)
+        .ptr(1)
+        .arg(int32_t{t[1].dtype == POLYCHIP_DTYPE_I64})
+        .run1d(static_cast<uint64_t>(num_out));
+  } else if (op == "softmax_backward" || op == "log_softmax_backward") {
+    int64_t axis = attrs.ints[attr::kAxis];
+    if (axis < 0) axis += t[1].rank;
+    int64_t outer = 1, len = 1, inner = 1;
+    for (int d = 0; d < t[1].rank; ++d)
+      (d < axis ? outer : d == axis ? len : inner) *= t[1].shape[d];
+    ZeLaunch(dev, a, "softmax", t[1].dtype, "pc_softmax_backward_kernel")
+        .arg(outer)
+        .arg(len)
+        .arg(inner)
+        .arg(int32_t{op == "log_softmax_backward"})
+        .ptr(0)
+        .ptr(1)
+        .ptr(2)
+        .run1d(static_cast<uint64_t>(len ? outer * inner : 0));
+  } else if (op == "layernorm_backward" || op == "rmsnorm_backward") {
+    const polychip_dtype xt = t[1].dtype;
+    int64_t n = t[1].shape[0], d = t[1].shape[1];
+    bool ln = op == "layernorm_backward";
+    {
+      ZeLaunch l(dev, a, "norm", xt,
+                 ln ? "pc_layernorm_backward_dx_kernel" : "pc_rmsnorm_backward_dx_kernel");
+      l.arg(n).arg(d);
+      for (int k = 0; k < (ln ? 6 : 5); ++k) l.ptr(k);
+      l.run1d(static_cast<uint64_t>(n));
+    }
+    ZeLaunch l(dev, a, "norm", xt,
+               ln ? "pc_layernorm_backward_params_kernel" : "pc_rmsnorm_backward_dgamma_kernel");
+    l.arg(n).arg(d);
+    for (int k :
+         ln ? std::initializer_list<int>{0, 1, 3, 4, 6, 7} : std::initializer_list<int>{0, 1, 3, 5})
+      l.ptr(k);
+    l.run1d(static_cast<uint64_t>(d));
+  } else if (op == "rotary_embedding") {
+    int64_t s = t[0].shape[0], h = t[0].shape[1], d = t[0].shape[2];
+    ZeLaunch(dev, a, "elementwise", dt, "pc_rotary_kernel")
+        .arg(s)
+        .arg(h)
+        .arg(d)
+        .ptr(0)
+        .ptr(1)
+        .ptr(2)
+        .ptr(3)
+        .arg(attrs.ints[attr::kInverse] ? -1.0f : 1.0f)
+        .run1d(static_cast<uint64_t>(s * h * (d / 2)));
+  } else if (op == "attention_backward") {
+    const polychip_dtype qt = t[1].dtype;
+    int64_t rows = t[1].shape[0] * t[1].shape[1] * t[1].shape[2];
+    if (t[1].shape[3] > 256)
+      fail(POLYCHIP_UNSUPPORTED,
+           fmt::format("attention_backward: head dimension {} exceeds 256", t[1].shape[3]));
+    for (const char* kernel :
+         {"pc_attention_backward_dq_kernel", "pc_attention_backward_dkdv_kernel"}) {
+      bool dq = std::string_view(kernel) == "pc_attention_backward_dq_kernel";
+      ZeLaunch l(dev, a, "attention", qt, kernel);
+      l.arg(rows).arg(t[1].shape[2]).arg(t[1].shape[3]);
+      with_acc(qt, attrs.floats[attr::kScale], [&](auto v) { l.arg(v); });
+      l.arg(int32_t{attrs.ints[attr::kCausal] != 0});
+      for (int k = 0; k < 6; ++k) l.ptr(k);
+      if (dq)
+        l.ptr(6);
+      else
+        l.ptr(7).ptr(8);
+      l.run1d(static_cast<uint64_t>(rows));
+    }
+  } else if (op == "adamw") {
+    int64_t n = numel(t[0]);
+    double beta1 = attrs.floats[attr::kBeta1], beta2 = attrs.floats[attr::kBeta2];
+    double step = static_cast<double>(attrs.ints[attr::kStep]);
+    ZeLaunch l(dev, a, "elementwise", t[1].dtype, "pc_adamw_kernel");
+    l.arg(n);
+    for (int k = 0; k < 7; ++k) l.ptr(k);
+    l.arg(static_cast<float>(attrs.floats[attr::kLr]))
+        .arg(static_cast<float>(beta1))
+        .arg(static_cast<float>(beta2))
+        .arg(static_cast<float>(attrs.floats[attr::kAdamEps]))
+        .arg(static_cast<float>(attrs.floats[attr::kWeightDecay]))
+        .arg(static_cast<float>(1.0 - std::pow(beta1, step)))
+        .arg(static_cast<float>(1.0 - std::pow(beta2, step)))
+        .run1d(static_cast<uint64_t>(n));
   } else {
     fail(POLYCHIP_NOT_FOUND, fmt::format("the level_zero adapter has no kernel for '{}'", op));
   }
