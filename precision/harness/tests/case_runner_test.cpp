@@ -1,0 +1,167 @@
+// run_case on the real cpu device, and on kernels patched in through
+// Dispatcher::patch to misbehave in each way a verdict must name.
+#include "case_runner.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "polychip/hal.hpp"
+#include "precision/oracle/oracle.hpp"
+
+extern "C" const polychip_adapter_api* polychip_cpu_adapter_get_api(void);
+
+namespace polychip::precision {
+namespace {
+
+float* host_f32(const polychip_kernel_args* a, int k) {
+  polychip_memory_host_pointer_args h{};
+  h.struct_size = sizeof h;
+  h.memory = a->tensors[k].memory;
+  if (a->adapter->memory_host_pointer(&h) != POLYCHIP_OK) return nullptr;
+  return reinterpret_cast<float*>(static_cast<char*>(h.host_pointer) + a->tensors[k].byte_offset);
+}
+int64_t numel(const polychip_tensor& t) {
+  int64_t n = 1;
+  for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
+  return n;
+}
+
+// y = x: wrong everywhere but at 0.
+polychip_status identity_exp(const polychip_kernel_args* a) {
+  float *x = host_f32(a, 0), *y = host_f32(a, 1);
+  for (int64_t i = 0; i < numel(a->tensors[0]); ++i) y[i] = x[i];
+  return POLYCHIP_OK;
+}
+polychip_status unsupported_exp(const polychip_kernel_args*) { return POLYCHIP_UNSUPPORTED; }
+// Correct values, but written as if y were contiguous (ignores the strides).
+polychip_status stride_ignoring_exp(const polychip_kernel_args* a) {
+  float *x = host_f32(a, 0), *y = host_f32(a, 1);
+  for (int64_t i = 0; i < numel(a->tensors[0]); ++i) y[i] = std::exp(x[2 * i]);
+  return POLYCHIP_OK;
+}
+// Correctly rounded except 3 ulp high on one element: within the OpenCL
+// bound (3), but far worse than the NVIDIA emulation.
+polychip_status sloppy_exp(const polychip_kernel_args* a) {
+  float *x = host_f32(a, 0), *y = host_f32(a, 1);
+  for (int64_t i = 0; i < numel(a->tensors[0]); ++i)
+    y[i] = static_cast<float>(std::exp(double{x[i]}));
+  uint32_t bits;
+  std::memcpy(&bits, &y[0], 4);
+  bits += 3;
+  std::memcpy(&y[0], &bits, 4);
+  return POLYCHIP_OK;
+}
+
+// A perfect "NVIDIA": the exact result rounded once to each output dtype.
+void rounded_oracle(const OpSpec& op, std::span<const HostTensor> in, std::span<HostTensor> out,
+                    const polychip_op_attrs& attrs) {
+  oracle_run(op, in, out, attrs);
+  for (auto& t : out)
+    for (auto& v : t.values) v = round_to_dtype(v, t.dtype);
+}
+
+class CaseRunnerTest : public ::testing::Test {
+ protected:
+  CaseRunnerTest() : runtime_(options()), device_(runtime_.device("cpu")), stream_(device_) {
+    ctx_.device = device_;
+    ctx_.dispatcher = &runtime_.dispatcher();
+    ctx_.stream = &stream_;
+    ctx_.references.oracle = kOracle;
+    ctx_.references.nvidia = &rounded_oracle;
+    ctx_.tolerances = &ToleranceTable::builtin();
+    ctx_.waivers = &waivers_;
+    ctx_.adapter = "cpu";
+    ctx_.repro_prefix = "polychip certify --suite precision --adapters cpu --case ";
+  }
+  static RuntimeOptions options() {
+    RuntimeOptions o;
+    o.builtin_adapters = {&polychip_cpu_adapter_get_api};
+    return o;
+  }
+  CaseOutcome run(const char* id) { return run_case(parse_case_id(id), ctx_); }
+  void patch_exp(polychip_kernel_fn fn) {
+    runtime_.dispatcher().patch(device_.device_type(), "exp", std::nullopt, fn, "case_runner_test");
+  }
+
+  Runtime runtime_;
+  Device device_;
+  Stream stream_;
+  WaiverList waivers_;
+  CaseContext ctx_;
+};
+
+TEST_F(CaseRunnerTest, CpuKernelsPassWithFullRecord) {
+  for (const char* id : {"exp/f32/100/seed=1", "gemm/bf16/8x9x10/tb+beta/seed=2",
+                         "reduce_sum/f16/5x7/strided/seed=3", "layernorm/f32/4x33/offset/seed=4"}) {
+    auto out = run(id);
+    EXPECT_EQ(out.verdict, Verdict::kPass) << id << ": " << out.record.dump(1);
+    EXPECT_EQ(out.record["id"], id);
+    EXPECT_EQ(out.record["suite"], "precision");
+    EXPECT_EQ(out.record["adapter"], "cpu");
+    EXPECT_TRUE(out.record["metrics"].contains("max_ulp_error"));
+    EXPECT_TRUE(out.record["metrics"].contains("mean_rel_error"));
+    EXPECT_TRUE(out.record["metrics"].contains("error_ratio_to_nvidia"));
+    EXPECT_TRUE(out.record.contains("tolerance"));
+  }
+}
+
+TEST_F(CaseRunnerTest, WrongKernelFailsWithReproducerAndWorstElementInHex) {
+  patch_exp(&identity_exp);
+  auto out = run("exp/f32/100/seed=1");
+  ASSERT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_EQ(out.record["repro"],
+            "polychip certify --suite precision --adapters cpu --case exp/f32/100/seed=1");
+  const auto& w = out.record["worst"];
+  EXPECT_EQ(w["output"], "y");
+  ASSERT_TRUE(w["inputs"].contains("x"));
+  // y = x: the worst element's device value is its input, in %a form.
+  EXPECT_EQ(w["device"], w["inputs"]["x"]);
+  EXPECT_NE(w["device"].get<std::string>().find("0x"), std::string::npos);
+}
+
+TEST_F(CaseRunnerTest, UnsupportedKernelIsNotSupported) {
+  patch_exp(&unsupported_exp);
+  EXPECT_EQ(run("exp/f32/10/seed=1").verdict, Verdict::kNotSupported);
+}
+
+TEST_F(CaseRunnerTest, WritingOutsideTheOutputViewFails) {
+  patch_exp(&stride_ignoring_exp);
+  auto out = run("exp/f32/4x5/strided/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_NE(out.record["message"].get<std::string>().find("outside"), std::string::npos)
+      << out.record["message"];
+}
+
+TEST_F(CaseRunnerTest, WithinToleranceButWorseThanNvidiaIsQualityWarning) {
+  patch_exp(&sloppy_exp);
+  auto out = run("exp/f32/100/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kQualityWarning) << out.record.dump(1);
+}
+
+TEST_F(CaseRunnerTest, WaivedFailureKeepsTheWaiverAndTheOriginalVerdict) {
+  waivers_ = WaiverList::from_json({{"schema", "polychip.waivers/1"},
+                                    {"waivers",
+                                     {{{"adapter", "cpu"},
+                                       {"op", "exp"},
+                                       {"dtype", "f32"},
+                                       {"kind", "expected_failure"},
+                                       {"reason", "test"}}}}},
+                                   "test");
+  patch_exp(&identity_exp);
+  auto out = run("exp/f32/100/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kWaived);
+  EXPECT_EQ(out.record["waived_verdict"], "Fail");
+  EXPECT_EQ(out.record["waiver"]["kind"], "expected_failure");
+}
+
+TEST_F(CaseRunnerTest, HarnessErrorsAreReportedNotThrown) {
+  ctx_.references.oracle = nullptr;  // softmax_backward derives y with the oracle
+  auto out = run("softmax_backward/f32/4x5/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_NE(out.record["message"].get<std::string>().find("harness"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace polychip::precision

@@ -1,0 +1,93 @@
+#include "case_spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include "polychip/error.hpp"
+#include "value_generator.hpp"
+
+namespace polychip::precision {
+namespace {
+
+TEST(CaseSpec, IdRoundTripsEveryField) {
+  CaseSpec s{"gemm", DType::kBF16, {3, 16, 24, 40}, {"ta", "beta"}, 7};
+  EXPECT_EQ(case_id(s), "gemm/bf16/3x16x24x40/ta+beta/seed=7");
+  CaseSpec back = parse_case_id(case_id(s));
+  EXPECT_EQ(back.op, "gemm");
+  EXPECT_EQ(back.dtype, DType::kBF16);
+  EXPECT_EQ(back.dims, (Shape{3, 16, 24, 40}));
+  EXPECT_EQ(back.variant, (std::vector<std::string>{"ta", "beta"}));
+  EXPECT_EQ(back.seed, 7u);
+  EXPECT_TRUE(back.has("ta"));
+  EXPECT_FALSE(back.has("tb"));
+}
+
+TEST(CaseSpec, IdWithoutVariantAndKeyValueTokens) {
+  EXPECT_EQ(parse_case_id("gemm/f32/64x64x64/seed=7").variant.size(), 0u);
+  EXPECT_EQ(parse_case_id("cast/f32/10/wide+to=f16/seed=1").value_of("to"), "f16");
+  EXPECT_EQ(parse_case_id("cast/f32/10/wide/seed=1").value_of("to"), "");
+  EXPECT_EQ(parse_case_id("add/f32/0/seed=1").dims, (Shape{0}));
+}
+
+void expect_rejected(const std::string& id, const std::string& fragment) {
+  try {
+    parse_case_id(id);
+    FAIL() << id << " was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find(fragment), std::string::npos) << e.message();
+  }
+}
+
+TEST(CaseSpec, BadIdsAreRejectedNamingThePart) {
+  expect_rejected("nosuchop/f32/4/seed=1", "unknown op 'nosuchop'");
+  expect_rejected("exp/f33/4/seed=1", "f33");
+  expect_rejected("exp/f32/4xq/seed=1", "dimension 'q'");
+  expect_rejected("exp/f32/-4/seed=1", "dimension '-4'");
+  expect_rejected("exp/f32/4/seed=x", "seed=");
+  expect_rejected("exp/f32/4", "wrong number");
+  expect_rejected("exp/f32/4/a++b/seed=1", "empty variant");
+}
+
+TEST(ValueGenerator, SameSeedSameValuesAllRepresentable) {
+  for (DType dt : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16})
+    for (auto d : {Distribution::kNormal, Distribution::kUniform, Distribution::kPositive,
+                   Distribution::kWide, Distribution::kSpecial, Distribution::kOffset,
+                   Distribution::kLarge}) {
+      std::mt19937_64 a(42), b(42);
+      auto x = generate_values(d, dt, 500, a);
+      auto y = generate_values(d, dt, 500, b);
+      ASSERT_EQ(x.size(), 500u);
+      for (size_t i = 0; i < x.size(); ++i) {
+        EXPECT_TRUE(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i])));
+        if (!std::isnan(x[i])) {
+          EXPECT_EQ(round_to_dtype(x[i], dt), x[i]);
+        }
+        if (d == Distribution::kPositive) {
+          EXPECT_GT(x[i], 0);
+        }
+      }
+    }
+}
+
+TEST(ValueGenerator, SpecialValuesCoverSubnormalsZerosInfNan) {
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    auto v = special_values(dt);
+    const FloatFormat f = float_format(dt);
+    bool sub = false, neg_zero = false, inf = false, nan = false;
+    for (double x : v) {
+      sub |= x != 0 && std::fabs(x) < f.min_normal();
+      neg_zero |= x == 0 && std::signbit(x);
+      inf |= std::isinf(x);
+      nan |= std::isnan(x);
+    }
+    EXPECT_TRUE(sub && neg_zero && inf && nan) << dtype_name(dt);
+  }
+  std::mt19937_64 rng(1);
+  for (double id : generate_indices(1000, 7, rng)) {
+    EXPECT_GE(id, 0);
+    EXPECT_LT(id, 7);
+  }
+}
+
+}  // namespace
+}  // namespace polychip::precision

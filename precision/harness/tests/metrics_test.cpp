@@ -1,0 +1,101 @@
+#include "metrics.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+namespace polychip::precision {
+namespace {
+
+HostTensor tensor(DType dt, std::vector<double> v) {
+  HostTensor t;
+  t.dtype = dt;
+  t.shape = {static_cast<int64_t>(v.size())};
+  t.values = std::move(v);
+  return t;
+}
+
+Tolerance ulp_tol(double bound) {
+  Tolerance t;
+  t.mode = ToleranceMode::kUlp;
+  t.ulp = bound;
+  return t;
+}
+
+TEST(Metrics, UlpOfKnownPoints) {
+  EXPECT_EQ(ulp_of(1.0, DType::kF32), std::ldexp(1.0, -23));
+  EXPECT_EQ(ulp_of(1.5, DType::kF16), std::ldexp(1.0, -10));
+  EXPECT_EQ(ulp_of(1.0, DType::kBF16), std::ldexp(1.0, -7));
+  EXPECT_EQ(ulp_of(1.0, DType::kF64), std::ldexp(1.0, -52));
+  EXPECT_EQ(ulp_of(1e-40, DType::kF32), std::ldexp(1.0, -149));  // subnormal spacing
+  EXPECT_EQ(ulp_of(-3.0, DType::kF32), std::ldexp(1.0, -22));
+  EXPECT_EQ(ulp_of(1e300, DType::kF32), std::ldexp(1.0, 104));  // beyond max: max's spacing
+}
+
+TEST(Metrics, CorrectlyRoundedPassesZeroUlpBoundOneUlpOffFails) {
+  const double exact = 1.0 + std::ldexp(1.0, -25);  // 0.25 ulp above 1 in f32
+  auto ok = compare_output(tensor(DType::kF32, {1.0}), tensor(DType::kF64, {exact}), ulp_tol(0), 1);
+  EXPECT_TRUE(ok.within_tolerance());
+  EXPECT_NEAR(ok.max_ulp_error, 0.25, 1e-12);
+  auto bad = compare_output(tensor(DType::kF32, {1.0 + std::ldexp(1.0, -23)}),
+                            tensor(DType::kF64, {exact}), ulp_tol(0), 1);
+  EXPECT_FALSE(bad.within_tolerance());
+  EXPECT_EQ(bad.mismatches, 1);
+  EXPECT_NEAR(bad.max_ulp_error, 0.75, 1e-12);
+  EXPECT_EQ(bad.worst_index, 0);
+}
+
+TEST(Metrics, NonFiniteValuesMustMatchTheirClass) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // exact beyond f32 range rounds to Inf: Inf is right, FLT_MAX is not.
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {inf}), tensor(DType::kF64, {1e39}), ulp_tol(3), 1)
+                  .within_tolerance());
+  EXPECT_FALSE(compare_output(tensor(DType::kF32, {std::numeric_limits<float>::max()}),
+                              tensor(DType::kF64, {1e39}), ulp_tol(3), 1)
+                   .within_tolerance());
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {nan}), tensor(DType::kF64, {nan}), ulp_tol(0), 1)
+                  .within_tolerance());
+  auto m = compare_output(tensor(DType::kF32, {nan}), tensor(DType::kF64, {0.0}), ulp_tol(0), 1);
+  EXPECT_FALSE(m.within_tolerance());
+  EXPECT_TRUE(std::isinf(m.max_tolerance_fraction));
+  EXPECT_FALSE(
+      compare_output(tensor(DType::kF32, {-inf}), tensor(DType::kF64, {inf}), ulp_tol(0), 1)
+          .within_tolerance());
+}
+
+TEST(Metrics, CloseModeScalesAtolWithReductionLengthAndMagnitude) {
+  Tolerance t;
+  t.mode = ToleranceMode::kClose;
+  t.rtol = 0;
+  t.atol_factor = 1e-3;
+  // scale = max |exact| = 10: atol = 1e-3 * len * 10.
+  auto exact = tensor(DType::kF64, {10.0, 0.0});
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {10.0, 0.009}), exact, t, 1).within_tolerance());
+  EXPECT_FALSE(compare_output(tensor(DType::kF32, {10.0, 0.011}), exact, t, 1).within_tolerance());
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {10.0, 0.011}), exact, t, 2).within_tolerance());
+  auto m = compare_output(tensor(DType::kF32, {11.0, 0.0}), exact, t, 1);
+  EXPECT_DOUBLE_EQ(m.max_abs_error, 1.0);
+  EXPECT_DOUBLE_EQ(m.max_rel_error, 0.1);
+  EXPECT_DOUBLE_EQ(m.mean_rel_error, 0.1);  // only r != 0 counts
+}
+
+TEST(Metrics, IntegerOutputsAreExact) {
+  Tolerance t;
+  t.mode = ToleranceMode::kExact;
+  EXPECT_TRUE(compare_output(tensor(DType::kI64, {3, 4}), tensor(DType::kI64, {3, 4}), t, 1)
+                  .within_tolerance());
+  auto m = compare_output(tensor(DType::kI64, {3, 5}), tensor(DType::kI64, {3, 4}), t, 1);
+  EXPECT_EQ(m.mismatches, 1);
+  EXPECT_EQ(m.worst_index, 1);
+}
+
+TEST(Metrics, HexFloat) {
+  EXPECT_EQ(hex_float(3.0), "0x1.8p+1");
+  EXPECT_EQ(hex_float(-std::numeric_limits<double>::infinity()), "-inf");
+  EXPECT_EQ(hex_float(std::nan("")), "nan");
+}
+
+}  // namespace
+}  // namespace polychip::precision

@@ -1,0 +1,123 @@
+// Every case of every level builds into a problem the op contract accepts,
+// with inputs valid for the op.
+#include "problem.hpp"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "case_list.hpp"
+#include "polychip/error.hpp"
+#include "precision/oracle/oracle.hpp"
+
+namespace polychip::precision {
+namespace {
+
+// The contract's view of a problem: row-major tensors, each in its own
+// (fake, never dereferenced) memory.
+std::string validate(const Problem& p) {
+  std::vector<polychip_tensor> ts;
+  std::vector<HostTensor> all = p.inputs;
+  all.insert(all.end(), p.outputs.begin(), p.outputs.end());
+  static char fake_memory[POLYCHIP_MAX_OP_TENSORS];
+  for (size_t k = 0; k < all.size(); ++k) {
+    polychip_tensor t{};
+    t.struct_size = sizeof t;
+    t.dtype = static_cast<polychip_dtype>(all[k].dtype);
+    t.rank = static_cast<int32_t>(all[k].shape.size());
+    Shape strides = row_major_strides(all[k].shape);
+    for (int d = 0; d < t.rank; ++d) {
+      t.shape[d] = all[k].shape[static_cast<size_t>(d)];
+      t.strides[d] = strides[static_cast<size_t>(d)];
+    }
+    t.memory = reinterpret_cast<polychip_memory*>(&fake_memory[k]);
+    ts.push_back(t);
+  }
+  return validate_call(*p.op, OpCall{ts, &p.attrs});
+}
+
+// (full only adds larger problems and seeds of the same kinds.)
+TEST(Problem, EveryCaseOfQuickAndStandardBuildsAndValidates) {
+  for (Level level : {Level::kQuick, Level::kStandard}) {
+    auto cases = cases_for_level(level);
+    ASSERT_FALSE(cases.empty());
+    std::set<std::string> ids;
+    for (const auto& spec : cases) {
+      SCOPED_TRACE(case_id(spec));
+      EXPECT_TRUE(ids.insert(case_id(spec)).second) << "duplicate case id";
+      Problem p = build_problem(spec, kOracle);
+      EXPECT_EQ(p.inputs.size() + p.outputs.size(), p.op->tensors.size());
+      for (const auto& t : p.inputs)
+        EXPECT_EQ(t.values.size(), static_cast<size_t>(element_count(t.shape)));
+      EXPECT_EQ(validate(p), "");
+      // The id alone rebuilds the same problem.
+      Problem again = build_problem(parse_case_id(case_id(spec)), kOracle);
+      for (size_t k = 0; k < p.inputs.size(); ++k)
+        for (size_t i = 0; i < p.inputs[k].values.size(); ++i) {
+          double a = p.inputs[k].values[i], b = again.inputs[k].values[i];
+          ASSERT_TRUE(a == b || (std::isnan(a) && std::isnan(b)));
+        }
+    }
+  }
+}
+
+TEST(Problem, FullListHasUniqueParsableIds) {
+  std::set<std::string> ids;
+  for (const auto& spec : cases_for_level(Level::kFull)) {
+    EXPECT_TRUE(ids.insert(case_id(spec)).second) << case_id(spec);
+    EXPECT_EQ(case_id(parse_case_id(case_id(spec))), case_id(spec));
+  }
+}
+
+TEST(Problem, QuickCoversEveryOpOfTheContractInF32F16BF16) {
+  std::set<std::pair<std::string, DType>> covered;
+  for (const auto& c : cases_for_level(Level::kQuick)) covered.insert({c.op, c.dtype});
+  for (const auto& op : op_contract()) {
+    if (std::string_view(op.name) == "cast") continue;  // T is the source dtype
+    for (DType dt : {DType::kF32, DType::kF16, DType::kBF16})
+      EXPECT_TRUE(covered.count({op.name, dt})) << op.name << " " << dtype_name(dt);
+  }
+}
+
+TEST(Problem, InputsRespectTheOpsDomains) {
+  auto p = build_problem(parse_case_id("log/f32/1000/wide/seed=3"), kOracle);
+  for (double v : p.inputs[0].values) EXPECT_GE(v, 0);
+  p = build_problem(parse_case_id("embedding/f32/64x10x8/seed=3"), kOracle);
+  for (double id : p.inputs[0].values) EXPECT_TRUE(id >= 0 && id < 10);
+  p = build_problem(parse_case_id("cross_entropy/bf16/16x7/i32/seed=3"), kOracle);
+  EXPECT_EQ(p.inputs[1].dtype, DType::kI32);
+  for (double id : p.inputs[1].values) EXPECT_TRUE(id >= 0 && id < 7);
+  p = build_problem(parse_case_id("adamw/f32/100/seed=3"), kOracle);
+  for (double v : p.inputs[3].values) EXPECT_GE(v, 0);  // v state
+  EXPECT_GE(p.attrs.ints[attr::kStep], 1);
+  p = build_problem(parse_case_id("softmax_backward/f32/4x50/seed=3"), kOracle);
+  for (int r = 0; r < 4; ++r) {
+    double sum = 0;
+    for (int c = 0; c < 50; ++c) sum += p.inputs[1].values[static_cast<size_t>(r * 50 + c)];
+    EXPECT_NEAR(sum, 1.0, 1e-5);  // y is a softmax output
+  }
+  p = build_problem(parse_case_id("gemm/f32/4x5x6/seed=3"), kOracle);
+  for (double c : p.inputs[2].values) EXPECT_TRUE(std::isnan(c));  // beta = 0: c must be unread
+  EXPECT_EQ(p.reduce_len, 6);
+  p = build_problem(parse_case_id("gemm/f32/2x4x5x6/ta+beta/seed=3"), kOracle);
+  EXPECT_EQ(p.inputs[0].shape, (Shape{2, 6, 4}));
+  EXPECT_EQ(p.attrs.floats[attr::kBeta], 0.75);
+}
+
+TEST(Problem, InvalidSpecsAreRefusedNamingTheProblem) {
+  auto message = [](const char* id) {
+    try {
+      build_problem(parse_case_id(id), kOracle);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string();
+  };
+  EXPECT_NE(message("gemm/f32/4x4/seed=1").find("MxNxK"), std::string::npos);
+  EXPECT_NE(message("layernorm/f32/4x4/strided/seed=1").find("contiguous"), std::string::npos);
+  EXPECT_NE(message("rotary_embedding/f32/4x2x5/seed=1").find("even"), std::string::npos);
+  EXPECT_NE(message("cast/f32/4/to=f99/seed=1").find("f99"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace polychip::precision
