@@ -76,6 +76,16 @@ int64_t numel(const polychip_tensor& t) {
   return n;
 }
 
+// Whether two row-major tensors share bytes of the same memory.
+bool overlaps(const polychip_tensor& x, const polychip_tensor& y) {
+  if (!x.memory || x.memory != y.memory) return false;
+  auto end = [](const polychip_tensor& t) {
+    return t.byte_offset +
+           static_cast<uint64_t>(numel(t)) * dtype_size(static_cast<DType>(t.dtype));
+  };
+  return x.byte_offset < end(y) && y.byte_offset < end(x);
+}
+
 // Layout with element offsets 0: pointers already include byte_offset.
 Layout make_layout(const polychip_kernel_args& a, std::initializer_list<int> tensors) {
   Layout l;
@@ -184,13 +194,45 @@ void launch(Device& dev, const polychip_kernel_args& a) {
     std::string error;
     if (!geometry_gemm_tiled(m, n, batch, dev.max_group_count, &g, &error))
       fail(POLYCHIP_INVALID_ARGUMENT, error);
-    ZeLaunch l(dev, a, "gemm", dt, "pc_gemm_tiled");
-    l.arg(m).arg(n).arg(k).arg(int32_t{ta}).arg(int32_t{tb});
-    with_acc(dt, attrs.floats[attr::kAlpha], [&](auto v) { l.arg(v); });
-    with_acc(dt, beta, [&](auto v) { l.arg(v); });
-    int64_t zero = 0;
-    l.ptr(0).arg(zero).ptr(1).arg(zero).ptr(beta != 0 ? 2 : 3).arg(zero).ptr(3).arg(zero);
-    l.run(g);
+    // y may be a or b (an exact alias is legal): compute into scratch then,
+    // since other work-groups still read the inputs.
+    const bool alias = overlaps(t[3], t[0]) || overlaps(t[3], t[1]);
+    const size_t y_bytes = static_cast<size_t>(numel(t[3])) * dtype_size(static_cast<DType>(dt));
+    void* scratch = nullptr;
+    if (alias) {
+      ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+      check_ze(ze().zeMemAllocDevice(dev.context, &desc, y_bytes, 64, dev.handle, &scratch),
+               "zeMemAllocDevice (gemm scratch)");
+    }
+    try {
+      {
+        ZeLaunch l(dev, a, "gemm", dt, "pc_gemm_tiled");
+        l.arg(m).arg(n).arg(k).arg(int32_t{ta}).arg(int32_t{tb});
+        with_acc(dt, attrs.floats[attr::kAlpha], [&](auto v) { l.arg(v); });
+        with_acc(dt, beta, [&](auto v) { l.arg(v); });
+        int64_t zero = 0;
+        l.ptr(0).arg(zero).ptr(1).arg(zero).ptr(beta != 0 ? 2 : 3).arg(zero);
+        if (alias)
+          l.arg(scratch);
+        else
+          l.ptr(3);
+        l.arg(zero).run(g);
+      }
+      if (alias) {
+        Stream* s = as_stream(a.stream);
+        void* y = tensor_ptr(a, 3);
+        s->submit(dev, [&](ze_command_list_handle_t list) {
+          check_ze(
+              ze().zeCommandListAppendMemoryCopy(list, y, scratch, y_bytes, nullptr, 0, nullptr),
+              "zeCommandListAppendMemoryCopy (gemm output)");
+        });
+        s->synchronize();  // the scratch is freed below
+      }
+    } catch (...) {
+      if (scratch) ze().zeMemFree(dev.context, scratch);
+      throw;
+    }
+    if (scratch) check_ze(ze().zeMemFree(dev.context, scratch), "zeMemFree (gemm scratch)");
   } else if (family == "elementwise" && spec->tensors.size() == 2 && op != "copy" &&
              op != "cast") {  // unary
     Layout lay = make_layout(a, {0, 1});

@@ -51,7 +51,8 @@ inline ACC pc_unary(int op, ACC x) {
 
 inline ACC pc_unary_backward(int op, ACC dy, ACC x) {
   switch (op) {
-    case PC_RELU_BW: return x > (ACC)0 ? dy : (ACC)0 * dy;
+    // A select, as torch does: Inf or NaN gradients where x <= 0 give 0.
+    case PC_RELU_BW: return x > (ACC)0 ? dy : (ACC)0;
     case PC_GELU_ERF_BW: {
       ACC cdf = (ACC)0.5 * erfc(-x * (ACC)0.7071067811865476);
       ACC pdf = exp((ACC)-0.5 * x * x) * (ACC)0.3989422804014327;

@@ -139,6 +139,22 @@ TEST_F(OpenclRuntime, GemmSoftmaxLayernormAttentionGiveExactValues) {
   EXPECT_NEAR(o[1][1], std::log(2.0), 1e-7);
 }
 
+TEST_F(OpenclRuntime, GemmMayWriteItsOwnInput) {
+  // y is a (an exact alias, legal for gemm): a = a @ b with b = 2 I, so
+  // every tile must still read the original a.
+  const int64_t n = 80;  // more than one 64x64 tile
+  std::vector<double> av = random_values(n * n, 7), bv(n * n, 0.0);
+  for (int64_t i = 0; i < n; ++i) bv[i * n + i] = 2;
+  Tensor a = upload(dev_, {DType::kF32, {n, n}, av});
+  Tensor b = upload(dev_, {DType::kF32, {n, n}, bv});
+  Stream s(dev_);
+  test_runtime().dispatcher().call("gemm", {a, b, a, a}, attrs_of("gemm"), s);
+  s.synchronize();
+  auto out = download(a);
+  for (int64_t i = 0; i < n * n; ++i)
+    ASSERT_EQ(out[i], 2 * static_cast<double>(static_cast<float>(av[i]))) << i;
+}
+
 TEST_F(OpenclRuntime, StridedAndOffsetViewsAreHonoured) {
   Runtime& rt = test_runtime();
   // A [3, 4] tensor at byte offset 16 inside a larger buffer, read through
