@@ -10,6 +10,7 @@
 #include <string>
 
 #include "precision/oracle/oracle.hpp"
+#include "reference/cuda_math.hpp"
 #include "reference/float_formats.hpp"
 #include "reference/nvidia_reference.hpp"
 #include "reference/reduction_order.hpp"
@@ -139,6 +140,22 @@ TEST(EmulationTest, ElementwiseIsCorrectlyRoundedFloatMath) {
   // silu(-Inf) is NaN on NVIDIA (x / (1 + exp(-x)) = -Inf / Inf).
   auto s = emulate("silu", {tensor(DType::kF32, {1}, {-INFINITY})}, {tensor(DType::kF32, {1}, {})});
   EXPECT_TRUE(std::isnan(s[0].values[0]));
+}
+
+TEST(EmulationTest, DocumentedUlpBoundsConvertToTheOutputDtype) {
+  auto exp_f32 = documented_ulp_bound("exp", DType::kF32);
+  ASSERT_TRUE(exp_f32.has_value());
+  EXPECT_EQ(exp_f32->cuda_function, "expf");
+  EXPECT_EQ(exp_f32->max_ulp_function, 2);
+  EXPECT_EQ(exp_f32->max_ulp_output, 2.5);  // from the exact result
+  EXPECT_EQ(documented_ulp_bound("log", DType::kF64)->cuda_function, "log");
+  EXPECT_EQ(documented_ulp_bound("add", DType::kF32)->max_ulp_output, 0.5);
+  EXPECT_EQ(documented_ulp_bound("exp", DType::kF16)->max_ulp_output, 0.5 + 2.5 * 0x1p-13);
+  EXPECT_EQ(documented_ulp_bound("tanh", DType::kBF16)->max_ulp_output, 0.5 + 2.5 * 0x1p-16);
+  EXPECT_FALSE(documented_ulp_bound("sigmoid", DType::kF32).has_value());
+  EXPECT_FALSE(documented_ulp_bound("gemm", DType::kF32).has_value());
+  ASSERT_NE(find_cuda_math_bound("erfcf"), nullptr);
+  EXPECT_EQ(find_cuda_math_bound("erfcf")->max_ulp, 4);
 }
 
 TEST(EmulationTest, CastFromF64GoesThroughF32) {
