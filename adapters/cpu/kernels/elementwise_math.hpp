@@ -1,7 +1,8 @@
 // The scalar functions of the elementwise ops, in double. Forms are chosen
 // to avoid cancellation (erfc instead of 1 + erf for negative x,
 // 1 + tanh(u) = 2 sigmoid(2u)), so f32 results are correctly rounded in
-// practice.
+// practice. At x = +-Inf the x * (something -> 0) activations return their
+// limits (gelu/silu(-Inf) = -0, gradients 0 or 1) instead of Inf * 0 = NaN.
 #pragma once
 
 #include <bit>
@@ -19,23 +20,34 @@ inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 inline double relu(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }
 
-inline double gelu_erf(double x) { return 0.5 * x * std::erfc(-x * kSqrtHalf); }
+// The limit of an x * (0 at -Inf, 1 at +Inf) activation at x = +-Inf.
+inline double activation_limit(double x) { return x > 0 ? x : -0.0; }
+inline double gradient_limit(double x) { return x > 0 ? 1.0 : 0.0; }
+
+inline double gelu_erf(double x) {
+  if (std::isinf(x)) return activation_limit(x);
+  return 0.5 * x * std::erfc(-x * kSqrtHalf);
+}
 inline double gelu_tanh(double x) {
+  if (std::isinf(x)) return activation_limit(x);
   const double u = kSqrt2OverPi * (x + kGeluTanhC * x * x * x);
   return x * sigmoid(2.0 * u);  // 0.5 x (1 + tanh u)
 }
 inline double gelu_erf_grad(double x) {
+  if (std::isinf(x)) return gradient_limit(x);
   return 0.5 * std::erfc(-x * kSqrtHalf) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x);
 }
 inline double gelu_tanh_grad(double x) {
+  if (std::isinf(x)) return gradient_limit(x);
   const double u = kSqrt2OverPi * (x + kGeluTanhC * x * x * x);
   const double one_plus_t = 2.0 * sigmoid(2.0 * u);
   const double one_minus_t = 2.0 * sigmoid(-2.0 * u);
   return 0.5 * one_plus_t +
          0.5 * x * one_minus_t * one_plus_t * kSqrt2OverPi * (1.0 + 3.0 * kGeluTanhC * x * x);
 }
-inline double silu(double x) { return x * sigmoid(x); }
+inline double silu(double x) { return std::isinf(x) ? activation_limit(x) : x * sigmoid(x); }
 inline double silu_grad(double x) {
+  if (std::isinf(x)) return gradient_limit(x);
   const double s = sigmoid(x);
   return s * (1.0 + x * sigmoid(-x));
 }

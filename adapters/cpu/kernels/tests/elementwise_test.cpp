@@ -130,6 +130,19 @@ TEST_F(CpuKernelTest, ActivationsAndTheirGradients) {
       EXPECT_NEAR(g[i], static_cast<double>(slope), 1e-9) << c.backward << " at " << x[i];
     }
   }
+  // At +-Inf: the limits, not Inf * 0 = NaN.
+  auto inf = run.make(DType::kF32, {2}, {-kInf, kInf});
+  auto inf_out = run.empty(DType::kF32, {2});
+  auto two = run.make(DType::kF32, {2}, {2, 2});
+  for (const auto& c : cases) {
+    auto a = run.attrs(c.op);
+    a.ints[attr::kGeluApproximate] = c.approximate;
+    run.call(c.op, {inf, inf_out}, a);
+    EXPECT_TRUE(same_values(run.values(inf_out), {-0.0, kInf})) << c.op;
+    EXPECT_TRUE(std::signbit(run.values(inf_out)[0])) << c.op;
+    run.call(c.backward, {two, inf, inf_out}, a);
+    EXPECT_TRUE(same_values(run.values(inf_out), {0, 2})) << c.backward;
+  }
   // dx = dy * f'(x) for the remaining backward ops, with dy = 3.
   auto three = run.make(DType::kF64, {7}, std::vector<double>(7, 3.0));
   run.call("relu_backward", {three, in, grad});
