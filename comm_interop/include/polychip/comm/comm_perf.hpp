@@ -1,0 +1,33 @@
+// `polychip comm-perf`: nccl-tests compatible measurements of polychip's
+// collectives, with every result checked (#wrong).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "polychip/comm/types.hpp"
+
+namespace polychip::comm {
+
+struct PerfOptions {
+  std::string collective = "all_reduce";  // or "all" for every collective
+  std::string dtype = "f32";
+  std::string op = "sum";
+  int root = 0;
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 64ull << 20;
+  double step_factor = 2;
+  int warmup = 5;
+  int iterations = 20;
+  // Device spec per rank, comma separated, rank r uses entry r % size
+  // ("cpu", "sim.faithful", "opencl"); empty: host memory.
+  std::string devices;
+  std::string json_path;  // written by rank 0
+  int np = 0;             // > 0: spawn np local ranks (built-in launcher)
+};
+
+// Exit code: 0 all correct, 1 some #wrong, 3 internal error.
+int run_comm_perf(const PerfOptions& options);
+
+}  // namespace polychip::comm

@@ -1,0 +1,30 @@
+// The built-in local launcher: runs N processes on this machine with
+// torchrun-style variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and
+// a fresh POLYCHIP_COMM_SECRET, waits for all, and returns the worst exit
+// code. If one rank fails, the others get `grace_seconds` to fail on their
+// own (they should: every operation has a timeout) before being killed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace polychip::comm {
+
+struct LocalLaunch {
+  std::vector<std::string> argv;  // argv[0] is the program name
+  std::string program = "/proc/self/exe";  // what to execute
+  int np = 2;
+  std::map<std::string, std::string> extra_env;  // for every rank
+  // Per-rank extra variables ("" values are skipped).
+  std::vector<std::map<std::string, std::string>> rank_env;
+  double grace_seconds = 60;
+};
+
+int launch_local(const LocalLaunch& launch);
+// This process's argv from /proc/self/cmdline.
+std::vector<std::string> own_command_line();
+// A free TCP port on 127.0.0.1 (bound and released).
+int free_local_port();
+
+}  // namespace polychip::comm

@@ -1,0 +1,414 @@
+#include "algorithms.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "polychip/error.hpp"
+
+namespace polychip::comm {
+namespace {
+
+// Step ids carry the algorithm, so ranks that disagree on it (for example
+// different POLYCHIP_COMM_ALGO) fail with a protocol error instead of
+// mixing data.
+constexpr uint32_t kRingReduceStep = 0;
+constexpr uint32_t kRingGatherStep = 100000;
+constexpr uint32_t kDirectStep = 200000;
+constexpr uint32_t kChainStep = 300000;
+constexpr uint32_t kAllToAllStep = 400000;
+constexpr uint32_t kRingReduceScatterStep = 500000;
+constexpr uint32_t kRingAllGatherStep = 600000;
+constexpr uint32_t kDirectBroadcastStep = 700000;
+constexpr uint32_t kDirectReduceStep = 800000;
+constexpr uint32_t kDirectReduceScatterStep = 900000;
+constexpr uint32_t kDirectAllGatherStep = 1000000;
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+// Elements [begin, end) of part k when `count` is split into `parts`.
+uint64_t part_begin(uint64_t count, int parts, int k) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(count) * k) / parts);
+}
+
+uint32_t chunks_for(uint64_t max_part_bytes, uint64_t chunk_bytes) {
+  uint64_t c = (max_part_bytes + chunk_bytes - 1) / std::max<uint64_t>(chunk_bytes, 1);
+  return static_cast<uint32_t>(std::max<uint64_t>(c, 1));
+}
+
+// Frames of at most chunk_bytes covering `bytes` (at least one frame).
+struct Frames {
+  uint64_t bytes, chunk;
+  uint32_t count() const {
+    return bytes == 0 ? 1 : static_cast<uint32_t>((bytes + chunk - 1) / chunk);
+  }
+  uint64_t offset(uint32_t c) const { return uint64_t{c} * chunk; }
+  uint64_t length(uint32_t c) const { return std::min(chunk, bytes - offset(c)); }
+};
+
+void send_frames(Plan& plan, int peer, uint32_t step, const uint8_t* src, Frames f) {
+  for (uint32_t c = 0; c < f.count(); ++c) plan.send(peer, step, c, src + f.offset(c), f.length(c));
+}
+void recv_frames(Plan& plan, int peer, uint32_t step, uint8_t* dst, Frames f) {
+  for (uint32_t c = 0; c < f.count(); ++c) plan.recv(peer, step, c, dst + f.offset(c), f.length(c));
+}
+
+// acc (A-typed, count) = fold of inputs[0..n) in order; inputs are D-typed.
+void fold_in_order(const std::vector<const uint8_t*>& inputs, DType dtype, ReduceOp op,
+                   uint64_t count, uint8_t* acc) {
+  DType a = accumulation_type(dtype);
+  ReduceFn fn = reduce_function(a, op);
+  if (a != dtype) {
+    std::vector<float> widened(count);
+    widen_to_f32(inputs[0], dtype, reinterpret_cast<float*>(acc), count);
+    for (size_t j = 1; j < inputs.size(); ++j) {
+      widen_to_f32(inputs[j], dtype, widened.data(), count);
+      fn(acc, acc, widened.data(), count);
+    }
+  } else {
+    std::memcpy(acc, inputs[0], count * dtype_size(dtype));
+    for (size_t j = 1; j < inputs.size(); ++j) fn(acc, acc, inputs[j], count);
+  }
+}
+
+}  // namespace
+
+uint8_t* Scratch::get(size_t index, uint64_t bytes) {
+  if (buffers.size() <= index) buffers.resize(index + 1);
+  if (buffers[index].size() < bytes) {
+    buffers[index].clear();
+    buffers[index].shrink_to_fit();
+    buffers[index].resize(bytes);
+  }
+  return buffers[index].data();
+}
+
+Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
+                             const Reduction& r) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  const DType D = r.dtype, A = accumulation_type(D);
+  const size_t a = dtype_size(A), d = dtype_size(D);
+  const auto* in = static_cast<const uint8_t*>(send);
+  auto* out = static_cast<uint8_t*>(recv);
+  uint8_t* acc = out;
+  const uint8_t* in_a = in;
+  if (A != D) {
+    acc = ctx.scratch->get(0, count * a);
+    widen_to_f32(in, D, reinterpret_cast<float*>(acc), count);
+    in_a = acc;
+  }
+  const ReduceFn fn = reduce_function(A, r.op);
+  const int right = ctx.group.ranks[mod(p + 1, n)], left = ctx.group.ranks[mod(p - 1, n)];
+  uint64_t max_seg = 0;
+  for (int k = 0; k < n; ++k) {
+    max_seg = std::max(max_seg, part_begin(count, n, k + 1) - part_begin(count, n, k));
+  }
+  const uint32_t C = chunks_for(max_seg * a, ctx.chunk_bytes);
+  // Element offset and length of chunk c of segment k.
+  auto chunk = [&](int k, uint32_t c) {
+    uint64_t b = part_begin(count, n, k), m = part_begin(count, n, k + 1) - b;
+    uint64_t cb = part_begin(m, static_cast<int>(C), static_cast<int>(c));
+    uint64_t ce = part_begin(m, static_cast<int>(C), static_cast<int>(c) + 1);
+    return std::pair<uint64_t, uint64_t>{b + cb, ce - cb};
+  };
+  std::vector<int> previous(C, -1), current(C, -1);
+  for (int s = 0; s < n - 1; ++s) {
+    const int ks = mod(p - s, n), kr = mod(p - s - 1, n);
+    for (uint32_t c = 0; c < C; ++c) {
+      auto [so, sl] = chunk(ks, c);
+      int st = plan.send(right, kRingReduceStep + s, c, (s == 0 ? in_a : acc) + so * a, sl * a);
+      plan.after(st, previous[c]);
+      auto [ro, rl] = chunk(kr, c);
+      current[c] = plan.recv_reduce(left, kRingReduceStep + s, c, acc + ro * a, in_a + ro * a,
+                                    rl * a, fn, a);
+      if (s == n - 2) {
+        plan.on_complete(current[c], [=] {
+          finalize_reduction(acc + ro * a, A, out + ro * d, D, rl, r.op, r.avg_ranks);
+        });
+      }
+    }
+    std::swap(previous, current);
+  }
+  for (int t = 0; t < n - 1; ++t) {
+    const int ks = mod(p + 1 - t, n), kr = mod(p - t, n);
+    for (uint32_t c = 0; c < C; ++c) {
+      auto [so, sl] = chunk(ks, c);
+      int st = plan.send(right, kRingGatherStep + t, c, out + so * d, sl * d);
+      plan.after(st, previous[c]);
+      auto [ro, rl] = chunk(kr, c);
+      current[c] = plan.recv(left, kRingGatherStep + t, c, out + ro * d, rl * d);
+    }
+    std::swap(previous, current);
+  }
+  return {};
+}
+
+Finish build_direct_all_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
+                               const Reduction& r) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  const uint64_t bytes = count * dtype_size(r.dtype);
+  const auto* in = static_cast<const uint8_t*>(send);
+  uint8_t* inputs = ctx.scratch->get(0, bytes * n);
+  Frames f{bytes, ctx.chunk_bytes};
+  for (int j = 0; j < n; ++j) {
+    if (j == p) continue;
+    send_frames(plan, ctx.group.ranks[j], kDirectStep, in, f);
+    recv_frames(plan, ctx.group.ranks[j], kDirectStep, inputs + j * bytes, f);
+  }
+  Scratch* scratch = ctx.scratch;
+  return [=] {
+    std::vector<const uint8_t*> order(n);
+    for (int j = 0; j < n; ++j) order[j] = j == p ? in : inputs + j * bytes;
+    uint8_t* acc = scratch->get(1, count * dtype_size(accumulation_type(r.dtype)));
+    fold_in_order(order, r.dtype, r.op, count, acc);
+    finalize_reduction(acc, accumulation_type(r.dtype), recv, r.dtype, count, r.op, r.avg_ranks);
+  };
+}
+
+Finish build_ring_reduce_scatter(BuildContext& ctx, const void* send, void* recv,
+                                 uint64_t recv_count, const Reduction& r) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  const DType D = r.dtype, A = accumulation_type(D);
+  const size_t a = dtype_size(A), d = dtype_size(D);
+  const auto* in = static_cast<const uint8_t*>(send);
+  auto* out = static_cast<uint8_t*>(recv);
+  uint8_t* acc = ctx.scratch->get(0, recv_count * n * a);
+  const uint8_t* in_a = in;
+  if (A != D) {
+    widen_to_f32(in, D, reinterpret_cast<float*>(acc), recv_count * n);
+    in_a = acc;
+  }
+  const ReduceFn fn = reduce_function(A, r.op);
+  const int right = ctx.group.ranks[mod(p + 1, n)], left = ctx.group.ranks[mod(p - 1, n)];
+  const uint32_t C = chunks_for(recv_count * a, ctx.chunk_bytes);
+  auto chunk = [&](int k, uint32_t c) {
+    uint64_t cb = part_begin(recv_count, static_cast<int>(C), static_cast<int>(c));
+    uint64_t ce = part_begin(recv_count, static_cast<int>(C), static_cast<int>(c) + 1);
+    return std::pair<uint64_t, uint64_t>{uint64_t(k) * recv_count + cb, ce - cb};
+  };
+  std::vector<int> previous(C, -1), current(C, -1);
+  for (int s = 0; s < n - 1; ++s) {
+    const int ks = mod(p - s - 1, n), kr = mod(p - s - 2, n);
+    for (uint32_t c = 0; c < C; ++c) {
+      auto [so, sl] = chunk(ks, c);
+      int st = plan.send(right, kRingReduceScatterStep + s, c, (s == 0 ? in_a : acc) + so * a,
+                         sl * a);
+      plan.after(st, previous[c]);
+      auto [ro, rl] = chunk(kr, c);
+      current[c] = plan.recv_reduce(left, kRingReduceScatterStep + s, c, acc + ro * a,
+                                    in_a + ro * a, rl * a, fn, a);
+      if (s == n - 2) {
+        uint64_t local = ro - uint64_t(p) * recv_count;
+        plan.on_complete(current[c], [=] {
+          finalize_reduction(acc + ro * a, A, out + local * d, D, rl, r.op, r.avg_ranks);
+        });
+      }
+    }
+    std::swap(previous, current);
+  }
+  return {};
+}
+
+Finish build_direct_reduce_scatter(BuildContext& ctx, const void* send, void* recv,
+                                   uint64_t recv_count, const Reduction& r) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  const uint64_t block = recv_count * dtype_size(r.dtype);
+  const auto* in = static_cast<const uint8_t*>(send);
+  uint8_t* inputs = ctx.scratch->get(0, block * n);
+  Frames f{block, ctx.chunk_bytes};
+  for (int j = 0; j < n; ++j) {
+    if (j == p) continue;
+    send_frames(plan, ctx.group.ranks[j], kDirectReduceScatterStep, in + j * block, f);
+    recv_frames(plan, ctx.group.ranks[j], kDirectReduceScatterStep, inputs + j * block, f);
+  }
+  Scratch* scratch = ctx.scratch;
+  return [=] {
+    std::vector<const uint8_t*> order(n);
+    for (int j = 0; j < n; ++j) order[j] = j == p ? in + p * block : inputs + j * block;
+    uint8_t* acc = scratch->get(1, recv_count * dtype_size(accumulation_type(r.dtype)));
+    fold_in_order(order, r.dtype, r.op, recv_count, acc);
+    finalize_reduction(acc, accumulation_type(r.dtype), recv, r.dtype, recv_count, r.op,
+                       r.avg_ranks);
+  };
+}
+
+Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv,
+                             uint64_t send_bytes) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  auto* out = static_cast<uint8_t*>(recv);
+  if (out + p * send_bytes != send) std::memcpy(out + p * send_bytes, send, send_bytes);
+  const int right = ctx.group.ranks[mod(p + 1, n)], left = ctx.group.ranks[mod(p - 1, n)];
+  const uint32_t C = chunks_for(send_bytes, ctx.chunk_bytes);
+  auto chunk = [&](int k, uint32_t c) {
+    uint64_t cb = part_begin(send_bytes, static_cast<int>(C), static_cast<int>(c));
+    uint64_t ce = part_begin(send_bytes, static_cast<int>(C), static_cast<int>(c) + 1);
+    return std::pair<uint64_t, uint64_t>{uint64_t(k) * send_bytes + cb, ce - cb};
+  };
+  std::vector<int> previous(C, -1), current(C, -1);
+  for (int t = 0; t < n - 1; ++t) {
+    const int ks = mod(p - t, n), kr = mod(p - t - 1, n);
+    for (uint32_t c = 0; c < C; ++c) {
+      auto [so, sl] = chunk(ks, c);
+      int st = plan.send(right, kRingAllGatherStep + t, c, out + so, sl);
+      plan.after(st, previous[c]);
+      auto [ro, rl] = chunk(kr, c);
+      current[c] = plan.recv(left, kRingAllGatherStep + t, c, out + ro, rl);
+    }
+    std::swap(previous, current);
+  }
+  return {};
+}
+
+Finish build_direct_all_gather(BuildContext& ctx, const void* send, void* recv,
+                               uint64_t send_bytes) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  auto* out = static_cast<uint8_t*>(recv);
+  if (out + p * send_bytes != send) std::memcpy(out + p * send_bytes, send, send_bytes);
+  Frames f{send_bytes, ctx.chunk_bytes};
+  for (int j = 0; j < n; ++j) {
+    if (j == p) continue;
+    send_frames(plan, ctx.group.ranks[j], kDirectAllGatherStep, out + p * send_bytes, f);
+    recv_frames(plan, ctx.group.ranks[j], kDirectAllGatherStep, out + j * send_bytes, f);
+  }
+  return {};
+}
+
+Finish build_chain_broadcast(BuildContext& ctx, const void* send, void* recv, uint64_t bytes,
+                             int root) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  const int q = mod(p - root, n);
+  const int next = ctx.group.ranks[mod(p + 1, n)], prev = ctx.group.ranks[mod(p - 1, n)];
+  auto* out = static_cast<uint8_t*>(recv);
+  Frames f{bytes, ctx.chunk_bytes};
+  if (q == 0) {
+    if (recv != send && recv != nullptr) std::memcpy(out, send, bytes);
+    send_frames(plan, next, kChainStep, static_cast<const uint8_t*>(send), f);
+    return {};
+  }
+  for (uint32_t c = 0; c < f.count(); ++c) {
+    int rt = plan.recv(prev, kChainStep, c, out + f.offset(c), f.length(c));
+    if (q < n - 1) plan.after(plan.send(next, kChainStep, c, out + f.offset(c), f.length(c)), rt);
+  }
+  return {};
+}
+
+Finish build_direct_broadcast(BuildContext& ctx, const void* send, void* recv, uint64_t bytes,
+                              int root) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  Frames f{bytes, ctx.chunk_bytes};
+  if (p == root) {
+    if (recv != send && recv != nullptr) std::memcpy(recv, send, bytes);
+    for (int j = 0; j < n; ++j) {
+      if (j != p) send_frames(plan, ctx.group.ranks[j], kDirectBroadcastStep,
+                              static_cast<const uint8_t*>(send), f);
+    }
+  } else {
+    recv_frames(plan, ctx.group.ranks[root], kDirectBroadcastStep, static_cast<uint8_t*>(recv), f);
+  }
+  return {};
+}
+
+Finish build_chain_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
+                          const Reduction& r, int root, bool final_result) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  const int q = mod(p - root - 1, n);  // the root is last
+  const DType D = r.dtype, A = accumulation_type(D);
+  const size_t a = dtype_size(A), d = dtype_size(D);
+  const int next = ctx.group.ranks[mod(p + 1, n)], prev = ctx.group.ranks[mod(p - 1, n)];
+  const auto* in = static_cast<const uint8_t*>(send);
+  auto* out = static_cast<uint8_t*>(recv);
+  const uint8_t* in_a = in;
+  if (A != D) {
+    uint8_t* widened = ctx.scratch->get(0, count * a);
+    widen_to_f32(in, D, reinterpret_cast<float*>(widened), count);
+    in_a = widened;
+  }
+  const uint32_t C = chunks_for(count * a, ctx.chunk_bytes);
+  auto chunk = [&](uint32_t c) {
+    uint64_t cb = part_begin(count, static_cast<int>(C), static_cast<int>(c));
+    return std::pair<uint64_t, uint64_t>{
+        cb, part_begin(count, static_cast<int>(C), static_cast<int>(c) + 1) - cb};
+  };
+  if (q == 0) {
+    for (uint32_t c = 0; c < C; ++c) {
+      auto [o, l] = chunk(c);
+      plan.send(next, kChainStep, c, in_a + o * a, l * a);
+    }
+    return {};
+  }
+  const bool root_here = q == n - 1;
+  uint8_t* acc = (root_here && (!final_result || A == D)) ? out : ctx.scratch->get(1, count * a);
+  const ReduceFn fn = reduce_function(A, r.op);
+  for (uint32_t c = 0; c < C; ++c) {
+    auto [o, l] = chunk(c);
+    int rt = plan.recv_reduce(prev, kChainStep, c, acc + o * a, in_a + o * a, l * a, fn, a);
+    if (!root_here) {
+      plan.after(plan.send(next, kChainStep, c, acc + o * a, l * a), rt);
+    } else if (final_result) {
+      plan.on_complete(rt, [=] {
+        finalize_reduction(acc + o * a, A, out + o * d, D, l, r.op, r.avg_ranks);
+      });
+    }
+  }
+  return {};
+}
+
+Finish build_direct_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
+                           const Reduction& r, int root, bool final_result) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  const uint64_t bytes = count * dtype_size(r.dtype);
+  const auto* in = static_cast<const uint8_t*>(send);
+  Frames f{bytes, ctx.chunk_bytes};
+  if (p != root) {
+    send_frames(plan, ctx.group.ranks[root], kDirectReduceStep, in, f);
+    return {};
+  }
+  uint8_t* inputs = ctx.scratch->get(0, bytes * n);
+  for (int j = 0; j < n; ++j) {
+    if (j != p) recv_frames(plan, ctx.group.ranks[j], kDirectReduceStep, inputs + j * bytes, f);
+  }
+  Scratch* scratch = ctx.scratch;
+  return [=] {
+    std::vector<const uint8_t*> order(n);
+    for (int j = 0; j < n; ++j) order[j] = j == p ? in : inputs + j * bytes;
+    const DType A = accumulation_type(r.dtype);
+    if (!final_result) {
+      fold_in_order(order, r.dtype, r.op, count, static_cast<uint8_t*>(recv));
+      return;
+    }
+    uint8_t* acc = scratch->get(1, count * dtype_size(A));
+    fold_in_order(order, r.dtype, r.op, count, acc);
+    finalize_reduction(acc, A, recv, r.dtype, count, r.op, r.avg_ranks);
+  };
+}
+
+Finish build_all_to_all(BuildContext& ctx, const void* send, void* recv, uint64_t block_bytes) {
+  Plan& plan = *ctx.plan;
+  const int n = ctx.group.size(), p = ctx.group.me;
+  const auto* in = static_cast<const uint8_t*>(send);
+  auto* out = static_cast<uint8_t*>(recv);
+  if (in == out) {  // in place: send from a copy
+    uint8_t* copy = ctx.scratch->get(0, block_bytes * n);
+    std::memcpy(copy, in, block_bytes * n);
+    in = copy;
+  }
+  std::memcpy(out + p * block_bytes, in + p * block_bytes, block_bytes);
+  Frames f{block_bytes, ctx.chunk_bytes};
+  for (int j = 0; j < n; ++j) {
+    if (j == p) continue;
+    send_frames(plan, ctx.group.ranks[j], kAllToAllStep, in + j * block_bytes, f);
+    recv_frames(plan, ctx.group.ranks[j], kAllToAllStep, out + j * block_bytes, f);
+  }
+  return {};
+}
+
+}  // namespace polychip::comm

@@ -1,0 +1,77 @@
+// Plan builders for each collective on host memory. A Group is an ordered
+// list of global ranks; algorithms run over any group (the whole
+// communicator, one island, or the island leaders). Reduction orders are
+// fixed by the group order, never by timing:
+//  - ring: segment k is reduced along the ring ending at its owner, then
+//    its final bits are all-gathered;
+//  - direct: every rank receives every input and folds them in group order;
+//  - chain: partials flow along the group towards the root.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "plan.hpp"
+#include "polychip/comm/types.hpp"
+
+namespace polychip::comm {
+
+struct Group {
+  std::vector<int> ranks;  // global ranks, in reduction order
+  int me = 0;              // my position in `ranks`
+  int size() const { return static_cast<int>(ranks.size()); }
+};
+
+// What to reduce: the dtype the caller's buffers hold, the op, and whether
+// results are final (apply avg division by `avg_ranks`, round f32
+// accumulators to f16/bf16) or stay partial accumulators.
+struct Reduction {
+  DType dtype = DType::kF32;
+  ReduceOp op = ReduceOp::kSum;
+  int avg_ranks = 1;
+};
+
+struct Scratch {
+  // Grows on demand; reused across calls.
+  uint8_t* get(size_t index, uint64_t bytes);
+  std::vector<std::vector<uint8_t>> buffers;
+};
+
+struct BuildContext {
+  Plan* plan;
+  Group group;
+  uint64_t chunk_bytes;
+  Scratch* scratch;
+};
+
+// Each builder adds tasks to ctx.plan; `finish` work that needs every
+// receive (rank-order folds) is returned as a callback run after the plan.
+using Finish = std::function<void()>;
+
+// recv (dtype) = op over group of send (dtype). count elements.
+Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
+                             const Reduction& r);
+Finish build_direct_all_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
+                               const Reduction& r);
+Finish build_ring_reduce_scatter(BuildContext& ctx, const void* send, void* recv,
+                                 uint64_t recv_count, const Reduction& r);
+Finish build_direct_reduce_scatter(BuildContext& ctx, const void* send, void* recv,
+                                   uint64_t recv_count, const Reduction& r);
+Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv,
+                             uint64_t send_bytes);
+Finish build_direct_all_gather(BuildContext& ctx, const void* send, void* recv,
+                               uint64_t send_bytes);
+// root is a position in the group.
+Finish build_chain_broadcast(BuildContext& ctx, const void* send, void* recv, uint64_t bytes,
+                             int root);
+Finish build_direct_broadcast(BuildContext& ctx, const void* send, void* recv, uint64_t bytes,
+                              int root);
+// With `final_result` false the root receives accumulators (acc type) and
+// no avg division happens.
+Finish build_chain_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
+                          const Reduction& r, int root, bool final_result = true);
+Finish build_direct_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
+                           const Reduction& r, int root, bool final_result = true);
+Finish build_all_to_all(BuildContext& ctx, const void* send, void* recv, uint64_t block_bytes);
+
+}  // namespace polychip::comm

@@ -1,0 +1,183 @@
+#include "polychip/comm/bootstrap.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "hmac_sha256.hpp"
+#include "polychip/comm/config.hpp"
+#include "polychip/error.hpp"
+#include "wire.hpp"
+
+namespace polychip::comm {
+namespace {
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? v : nullptr;
+}
+
+long parse_long(const char* name, const char* text, long lo, long hi) {
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
+    throw_error(StatusCode::kInvalidArgument, std::string(name) + "='" + text +
+                                                  "' is not an integer in [" +
+                                                  std::to_string(lo) + ", " +
+                                                  std::to_string(hi) + "]");
+  }
+  return v;
+}
+
+double parse_double(const char* name, const char* text) {
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v > 0)) {
+    throw_error(StatusCode::kInvalidArgument,
+                std::string(name) + "='" + text + "' is not a positive number of seconds");
+  }
+  return v;
+}
+
+}  // namespace
+
+CommConfig CommConfig::from_environment() {
+  CommConfig c;
+  if (const char* v = env("POLYCHIP_COMM_TIMEOUT")) c.timeout_seconds = parse_double("POLYCHIP_COMM_TIMEOUT", v);
+  if (const char* v = env("POLYCHIP_COMM_CHECKSUM")) {
+    c.checksum = parse_long("POLYCHIP_COMM_CHECKSUM", v, 0, 1) == 1;
+  }
+  if (const char* v = env("POLYCHIP_COMM_SOCKETS")) {
+    c.sockets_per_peer = static_cast<int>(parse_long("POLYCHIP_COMM_SOCKETS", v, 1, 16));
+  }
+  if (const char* v = env("POLYCHIP_COMM_CHUNK_BYTES")) {
+    c.chunk_bytes = static_cast<uint64_t>(
+        parse_long("POLYCHIP_COMM_CHUNK_BYTES", v, 4096, long{64} << 20));
+  }
+  if (const char* v = env("POLYCHIP_COMM_SMALL_BYTES")) {
+    c.small_bytes = static_cast<uint64_t>(parse_long("POLYCHIP_COMM_SMALL_BYTES", v, 0, long{1} << 40));
+  }
+  if (const char* v = env("POLYCHIP_COMM_ALGO")) {
+    c.algorithm = v;
+    if (c.algorithm != "auto" && c.algorithm != "ring" && c.algorithm != "direct") {
+      throw_error(StatusCode::kInvalidArgument, std::string("POLYCHIP_COMM_ALGO='") + v +
+                                                    "': expected auto, ring or direct");
+    }
+  }
+  if (const char* v = env("POLYCHIP_COMM_PATH")) {
+    c.path = v;
+    if (c.path != "auto" && c.path != "host" && c.path != "hierarchical") {
+      throw_error(StatusCode::kInvalidArgument, std::string("POLYCHIP_COMM_PATH='") + v +
+                                                    "': expected auto, host or hierarchical");
+    }
+  }
+  if (const char* v = env("POLYCHIP_COMM_LISTEN_ADDR")) c.listen_address = v;
+  if (const char* v = env("POLYCHIP_COMM_ADVERTISE_ADDR")) c.advertise_address = v;
+  return c;
+}
+
+std::string first_slurm_host(const std::string& nodelist) {
+  // "a[01-03,7],b" -> "a01"; "node5,node6" -> "node5".
+  std::string head;
+  size_t i = 0;
+  while (i < nodelist.size() && nodelist[i] != ',' && nodelist[i] != '[') head += nodelist[i++];
+  if (i < nodelist.size() && nodelist[i] == '[') {
+    ++i;
+    std::string first;
+    while (i < nodelist.size() && std::isdigit(static_cast<unsigned char>(nodelist[i]))) {
+      first += nodelist[i++];
+    }
+    head += first;
+  }
+  return head;
+}
+
+LaunchInfo detect_launch() {
+  LaunchInfo info;
+  struct Source {
+    const char *name, *rank, *world, *job;
+  };
+  const Source sources[] = {
+      {"torchrun", "RANK", "WORLD_SIZE", "TORCHELASTIC_RUN_ID"},
+      {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_MCA_ess_base_jobid"},
+      {"pmi", "PMI_RANK", "PMI_SIZE", "PMI_ID"},
+      {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_ID"},
+  };
+  const Source* found = nullptr;
+  for (const Source& s : sources) {
+    if (env(s.rank) && env(s.world)) {
+      found = &s;
+      break;
+    }
+  }
+  if (!found) {
+    throw_error(StatusCode::kNotFound,
+                "no launcher environment found: set RANK/WORLD_SIZE (torchrun style), or run "
+                "under mpirun (OMPI_COMM_WORLD_RANK/SIZE), a PMI launcher (PMI_RANK/PMI_SIZE) "
+                "or srun (SLURM_PROCID/SLURM_NTASKS)");
+  }
+  info.launcher = found->name;
+  info.world = static_cast<int>(parse_long(found->world, env(found->world), 1, kMaxWorld));
+  info.rank = static_cast<int>(parse_long(found->rank, env(found->rank), 0, info.world - 1));
+  if (const char* j = env(found->job)) info.job_key = j;
+  if (info.launcher == "slurm" && env("SLURM_STEP_ID")) {
+    info.job_key += std::string(".") + env("SLURM_STEP_ID");
+  }
+  if (const char* a = env("MASTER_ADDR")) {
+    info.master_address = a;
+  } else if (info.launcher == "slurm" && (env("SLURM_STEP_NODELIST") || env("SLURM_JOB_NODELIST"))) {
+    info.master_address = first_slurm_host(env("SLURM_STEP_NODELIST") ? env("SLURM_STEP_NODELIST")
+                                                                       : env("SLURM_JOB_NODELIST"));
+  } else {
+    const char* local = env("OMPI_COMM_WORLD_LOCAL_SIZE");
+    bool one_node = info.world == 1 || (local && std::atoi(local) == info.world) ||
+                    info.launcher == "torchrun";
+    if (!one_node) {
+      throw_error(StatusCode::kInvalidArgument,
+                  "ranks span several hosts: set MASTER_ADDR to rank 0's host (mpirun: -x "
+                  "MASTER_ADDR=<host>)");
+    }
+    info.master_address = "127.0.0.1";
+  }
+  if (const char* p = env("MASTER_PORT")) {
+    info.master_port = static_cast<uint16_t>(parse_long("MASTER_PORT", p, 1, 65535));
+  } else {
+    // Derived from the job id so concurrent jobs on one host do not collide.
+    Digest h = sha256({reinterpret_cast<const uint8_t*>(info.job_key.data()), info.job_key.size()});
+    info.master_port = static_cast<uint16_t>(20000 + ((h[0] << 8 | h[1]) % 20000));
+  }
+  if (const char* s = env("POLYCHIP_COMM_SECRET")) {
+    info.secret_from_environment = true;
+    std::string text = s;
+    if (text.size() >= 32 && text.size() % 2 == 0 &&
+        text.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos) {
+      info.secret = from_hex(text, "POLYCHIP_COMM_SECRET");
+    } else {
+      info.secret.assign(text.begin(), text.end());
+    }
+  } else {
+    // Launcher-derived: only as secret as the job id and rendezvous point
+    // (documented in docs/comm.md); set POLYCHIP_COMM_SECRET on shared networks.
+    std::string material = "polychip-comm launcher secret v1|" + info.launcher + "|" +
+                           info.job_key + "|" + info.master_address + ":" +
+                           std::to_string(info.master_port);
+    Digest d = sha256({reinterpret_cast<const uint8_t*>(material.data()), material.size()});
+    info.secret.assign(d.begin(), d.end());
+  }
+  return info;
+}
+
+std::string UniqueId::to_hex() const { return comm::to_hex(bytes); }
+
+UniqueId UniqueId::from_hex(const std::string& hex) {
+  std::vector<uint8_t> raw = comm::from_hex(hex, "unique id");
+  if (raw.size() != 128) {
+    throw_error(StatusCode::kInvalidArgument,
+                "unique id: " + std::to_string(raw.size()) + " bytes, expected 128");
+  }
+  UniqueId id;
+  std::memcpy(id.bytes.data(), raw.data(), 128);
+  return id;
+}
+
+}  // namespace polychip::comm

@@ -1,0 +1,212 @@
+#include "polychip/comm/case_runner.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "polychip/error.hpp"
+#include "reduce_kernels.hpp"
+
+namespace polychip::comm {
+namespace {
+
+// Small integers: every sum, product, min and max of up to 16 ranks is
+// exact in every dtype, bf16 included.
+double input_value(int rank, uint64_t index, ReduceOp op) {
+  if (op == ReduceOp::kProd) {
+    static const double values[4] = {1, -1, 1, 2};
+    return values[(index + uint64_t(rank) * 3) % 4];
+  }
+  return double((index * 7 + uint64_t(rank) * 13 + 5) % 17) - 8;
+}
+
+double fold(ReduceOp op, DType dtype, int ranks, uint64_t index) {
+  double acc = input_value(0, index, op);
+  for (int r = 1; r < ranks; ++r) {
+    double v = input_value(r, index, op);
+    switch (op) {
+      case ReduceOp::kSum:
+      case ReduceOp::kAvg: acc += v; break;
+      case ReduceOp::kProd: acc *= v; break;
+      case ReduceOp::kMin: acc = std::min(acc, v); break;
+      case ReduceOp::kMax: acc = std::max(acc, v); break;
+    }
+  }
+  if (op == ReduceOp::kAvg) {
+    if (dtype == DType::kI32 || dtype == DType::kI64) return std::trunc(acc / ranks);
+    if (dtype == DType::kF64) return acc / ranks;
+    return static_cast<float>(acc / ranks);
+  }
+  return acc;
+}
+
+void store(double v, DType dtype, uint8_t* dst) {
+  switch (dtype) {
+    case DType::kF32: { float f = static_cast<float>(v); std::memcpy(dst, &f, 4); break; }
+    case DType::kF64: std::memcpy(dst, &v, 8); break;
+    case DType::kI32: { int32_t i = static_cast<int32_t>(v); std::memcpy(dst, &i, 4); break; }
+    case DType::kI64: { int64_t i = static_cast<int64_t>(v); std::memcpy(dst, &i, 8); break; }
+    case DType::kF16: { uint16_t h = float_to_half_bits(static_cast<float>(v)); std::memcpy(dst, &h, 2); break; }
+    case DType::kBF16: { uint16_t h = float_to_bfloat16_bits(static_cast<float>(v)); std::memcpy(dst, &h, 2); break; }
+    default: throw_error(StatusCode::kInvalidArgument, "unsupported dtype");
+  }
+}
+
+// A buffer on the host or on the case's device.
+class CaseBuffer {
+ public:
+  CaseBuffer(const Device* device, uint64_t bytes) : bytes_(bytes) {
+    if (device) {
+      buffer_ = std::make_unique<Buffer>(*device, std::max<uint64_t>(bytes, 1));
+    } else {
+      host_.resize(std::max<uint64_t>(bytes, 1));
+    }
+  }
+  BufferRef ref(uint64_t offset = 0) const {
+    if (buffer_) return BufferRef(*buffer_, offset);
+    return BufferRef(const_cast<uint8_t*>(host_.data()) + offset);
+  }
+  void write(const std::vector<uint8_t>& data, uint64_t offset = 0) {
+    if (data.empty()) return;
+    if (buffer_) buffer_->copy_from_host(data.data(), data.size(), offset);
+    else std::memcpy(host_.data() + offset, data.data(), data.size());
+  }
+  std::vector<uint8_t> read(uint64_t offset, uint64_t size) const {
+    std::vector<uint8_t> out(size);
+    if (size == 0) return out;
+    if (buffer_) buffer_->copy_to_host(out.data(), size, offset);
+    else std::memcpy(out.data(), host_.data() + offset, size);
+    return out;
+  }
+
+ private:
+  uint64_t bytes_;
+  std::vector<uint8_t> host_;
+  std::unique_ptr<Buffer> buffer_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter",
+                                                 "broadcast",  "reduce",     "all_to_all",
+                                                 "send_recv"};
+  return names;
+}
+
+double bus_bandwidth_factor(const std::string& c, int n) {
+  if (c == "all_reduce") return 2.0 * (n - 1) / n;
+  if (c == "all_gather" || c == "reduce_scatter" || c == "all_to_all") return double(n - 1) / n;
+  return 1.0;
+}
+
+CaseRunner::CaseRunner(Communicator& comm, const Device* device) : comm_(comm), device_(device) {}
+
+uint64_t CaseRunner::round_size(const std::string& c, DType dtype, uint64_t bytes) const {
+  uint64_t unit = dtype_size(dtype);
+  if (c == "all_gather" || c == "reduce_scatter" || c == "all_to_all") unit *= comm_.size();
+  return bytes / unit * unit;
+}
+
+CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
+  const int n = comm_.size(), me = comm_.rank();
+  const DType dt = spec.dtype;
+  const size_t w = dtype_size(dt);
+  const std::string& c = spec.collective;
+  check_comm_dtype(dt, "dtype");
+  if (spec.root < 0 || spec.root >= n) {
+    throw_error(StatusCode::kInvalidArgument, "root " + std::to_string(spec.root) + " out of range");
+  }
+  const uint64_t bytes = round_size(c, dt, spec.bytes);
+  const uint64_t total = bytes / w;  // elements of the larger buffer
+  const bool blocked = c == "all_gather" || c == "reduce_scatter" || c == "all_to_all";
+  const uint64_t block = blocked ? total / n : total;  // per-rank count
+  uint64_t in_count = total, out_count = total;
+  if (c == "all_gather") in_count = block;
+  if (c == "reduce_scatter") out_count = block;
+  // Inputs: element index k of this rank's send buffer.
+  std::vector<uint8_t> input(in_count * w);
+  for (uint64_t k = 0; k < in_count; ++k) store(input_value(me, k, spec.op), dt, &input[k * w]);
+  // Expected output of this rank (empty: nothing to check).
+  std::vector<uint8_t> expected(out_count * w);
+  bool check = true;
+  for (uint64_t j = 0; j < out_count; ++j) {
+    double v = 0;
+    if (c == "all_reduce") v = fold(spec.op, dt, n, j);
+    else if (c == "all_gather") v = input_value(int(j / block), j % block, spec.op);
+    else if (c == "reduce_scatter") v = fold(spec.op, dt, n, uint64_t(me) * block + j);
+    else if (c == "broadcast") v = input_value(spec.root, j, spec.op);
+    else if (c == "reduce") v = fold(spec.op, dt, n, j);
+    else if (c == "all_to_all") v = input_value(int(j / block), uint64_t(me) * block + j % block, spec.op);
+    else if (c == "send_recv") v = input_value((me - 1 + n) % n, j, spec.op);
+    else throw_error(StatusCode::kInvalidArgument, "unknown collective '" + c + "'");
+    store(v, dt, &expected[j * w]);
+  }
+  if (c == "reduce" && me != spec.root) check = false;
+  // Buffers: in place shares one allocation the way NCCL defines it.
+  CaseBuffer out(device_, out_count * w);
+  std::optional<CaseBuffer> separate_in;
+  uint64_t in_offset = 0;
+  if (spec.in_place) {
+    if (c == "all_gather") in_offset = uint64_t(me) * block * w;
+    if (c == "reduce_scatter") {
+      separate_in.emplace(device_, in_count * w);  // recv lives inside send
+    }
+  } else {
+    separate_in.emplace(device_, in_count * w);
+  }
+  const bool rs_in_place = spec.in_place && c == "reduce_scatter";
+  auto in_ref = [&]() { return separate_in ? separate_in->ref() : out.ref(in_offset); };
+  auto out_ref = [&]() { return rs_in_place ? separate_in->ref(uint64_t(me) * block * w) : out.ref(); };
+  auto call = [&]() {
+    if (c == "all_reduce") comm_.all_reduce(in_ref(), out_ref(), total, dt, spec.op);
+    else if (c == "all_gather") comm_.all_gather(in_ref(), out_ref(), block, dt);
+    else if (c == "reduce_scatter") comm_.reduce_scatter(in_ref(), out_ref(), block, dt, spec.op);
+    else if (c == "broadcast") comm_.broadcast(in_ref(), out_ref(), total, dt, spec.root);
+    else if (c == "reduce") comm_.reduce(in_ref(), out_ref(), total, dt, spec.op, spec.root);
+    else if (c == "all_to_all") comm_.all_to_all(in_ref(), out_ref(), block, dt);
+    else {
+      comm_.group_start();
+      if (n > 1) {
+        comm_.send(in_ref(), total, dt, (me + 1) % n);
+        comm_.recv(out_ref(), total, dt, (me - 1 + n) % n);
+      }
+      comm_.group_end();
+    }
+  };
+  auto fill = [&]() {
+    if (separate_in) separate_in->write(input);
+    else out.write(input, in_offset);
+  };
+  CaseResult result;
+  result.count = total;
+  if (c == "send_recv" && n == 1) {
+    // Nothing moves with one rank; the expected value is our own input.
+    fill();
+    out.write(input);
+  } else {
+    fill();
+    call();
+  }
+  if (!comm_.call_history().empty()) result.record = comm_.last_call();
+  if (check) {
+    std::vector<uint8_t> got = rs_in_place ? separate_in->read(uint64_t(me) * block * w, out_count * w)
+                                           : out.read(0, out_count * w);
+    for (uint64_t j = 0; j < out_count; ++j) {
+      if (std::memcmp(&got[j * w], &expected[j * w], w) != 0) ++result.wrong;
+    }
+  }
+  if (iterations > 0) {
+    for (int i = 0; i < warmup; ++i) call();
+    comm_.barrier();
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < iterations; ++i) call();
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iterations;
+  }
+  return result;
+}
+
+}  // namespace polychip::comm

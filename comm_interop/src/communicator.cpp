@@ -1,0 +1,708 @@
+#include "polychip/comm/communicator.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "algorithms.hpp"
+#include "byte_io.hpp"
+#include "polychip/comm/island_ccl.hpp"
+#include "polychip/error.hpp"
+#include "staging.hpp"
+#include "store.hpp"
+#include "transport.hpp"
+
+namespace polychip::comm {
+namespace {
+
+constexpr uint32_t kUniqueIdMagic = 0x31554350;  // "PCU1"
+
+JobId job_id_for(const std::vector<uint8_t>& secret) {
+  std::vector<uint8_t> m = {'j', 'o', 'b', '|'};
+  m.insert(m.end(), secret.begin(), secret.end());
+  Digest d = sha256(m);
+  JobId id;
+  std::memcpy(id.data(), d.data(), id.size());
+  return id;
+}
+
+std::string advertised_host_address() {
+  std::string host = local_hostname();
+  // Resolve our hostname; fall back to loopback (single host).
+  try {
+    Fd probe = connect_tcp(host, 9, Deadline(0));
+    (void)probe;
+  } catch (const Error&) {
+  }
+  return "127.0.0.1";
+}
+
+std::mutex& store_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::unique_ptr<StoreServer>>& id_stores() {
+  static std::vector<std::unique_ptr<StoreServer>> stores;
+  return stores;
+}
+
+}  // namespace
+
+struct Communicator::Impl {
+  CommConfig config;
+  int rank = 0;
+  int world = 1;
+  std::unique_ptr<StoreServer> store_server;
+  std::unique_ptr<Transport> transport;
+  std::vector<RankInfo> ranks;
+  int islands = 1;
+  Scratch scratch;
+  Staging staging;
+  std::vector<CallRecord> history;
+  int group_depth = 0;
+  struct P2P {
+    bool is_send;
+    BufferRef data;
+    uint64_t count;
+    DType dtype;
+    int peer;
+  };
+  std::vector<P2P> group_p2p;
+  std::vector<std::function<void()>> group_collectives;
+  std::unique_ptr<IslandCollectives> island_ccl;
+
+  void init(const std::string& store_host, uint16_t store_port, const Credentials& creds) {
+    if (world < 1 || rank < 0 || rank >= world) {
+      throw_error(StatusCode::kInvalidArgument, "rank " + std::to_string(rank) +
+                                                    " is outside world size " +
+                                                    std::to_string(world));
+    }
+    auto [listener, port] = listen_tcp(config.listen_address, 0);
+    Deadline deadline(config.timeout_seconds);
+    StoreClient store(store_host, store_port, creds, static_cast<uint32_t>(rank),
+                      static_cast<uint32_t>(world), deadline);
+    PeerInfo me;
+    me.rank = static_cast<uint32_t>(rank);
+    me.host = local_hostname();
+    me.address = !config.advertise_address.empty() ? config.advertise_address
+                                                   : store.local_address();
+    me.port = port;
+    me.device_type = config.device_type;
+    me.vendor = config.vendor;
+    me.pid = static_cast<uint32_t>(::getpid());
+    store.set("peer/" + std::to_string(rank), encode_peer_info(me));
+    std::vector<PeerInfo> peers(world);
+    for (int r = 0; r < world; ++r) {
+      peers[r] = r == rank ? me : parse_peer_info(store.get("peer/" + std::to_string(r)));
+      if (static_cast<int>(peers[r].rank) != r) {
+        throw_error(StatusCode::kDataCorruption, "rendezvous: record for rank " +
+                                                     std::to_string(r) + " names rank " +
+                                                     std::to_string(peers[r].rank));
+      }
+    }
+    store.add(kStoreReadyKey, 1);
+    TransportOptions topts;
+    topts.timeout_seconds = config.timeout_seconds;
+    topts.checksum = config.checksum;
+    topts.sockets_per_peer = config.sockets_per_peer;
+    transport = std::make_unique<Transport>(rank, peers, std::move(listener), creds, topts);
+    std::map<std::string, int> island_ids;
+    for (const PeerInfo& p : peers) island_ids.emplace(p.device_type, 0);
+    int next = 0;
+    for (auto& [type, id] : island_ids) id = next++;
+    islands = next;
+    for (const PeerInfo& p : peers) {
+      ranks.push_back({static_cast<int>(p.rank), p.host, p.address, p.port, p.device_type,
+                       p.vendor, island_ids[p.device_type]});
+    }
+    IslandContext ic;
+    ic.device_type = config.device_type;
+    ic.global_ranks = island_members(ranks[rank].island);
+    ic.my_position = static_cast<int>(
+        std::find(ic.global_ranks.begin(), ic.global_ranks.end(), rank) - ic.global_ranks.begin());
+    island_ccl = make_island_ccl(ic);
+    if (store_server) store_server->join();
+  }
+
+  std::vector<int> island_members(int island) const {
+    std::vector<int> members;
+    for (const RankInfo& r : ranks) {
+      if (r.island == island) members.push_back(r.rank);
+    }
+    return members;
+  }
+
+  Group whole() const {
+    Group g;
+    for (int r = 0; r < world; ++r) g.ranks.push_back(r);
+    g.me = rank;
+    return g;
+  }
+
+  bool use_direct(uint64_t bytes) const {
+    if (config.algorithm == "ring") return false;
+    if (config.algorithm == "direct") return true;
+    return bytes <= config.small_bytes;
+  }
+
+  std::string transport_name() const {
+    if (world == 1) return "local";
+    return config.checksum ? "tcp+crc32c" : "tcp";
+  }
+
+  // Runs one plan built by `build` under a fresh collective sequence number.
+  void run_collective(const char* name, const std::function<Finish(BuildContext&)>& build,
+                      const Group& group) {
+    uint64_t seq = transport->next_collective_seq();
+    Plan plan(FrameKind::kCollective, seq, name);
+    BuildContext ctx{&plan, group, config.chunk_bytes, &scratch};
+    Finish finish = build(ctx);
+    if (!plan.empty()) transport->run(plan);
+    if (finish) finish();
+  }
+
+  CallRecord& begin(const char* name, DType dtype, ReduceOp op, uint64_t count) {
+    check_comm_dtype(dtype, "dtype");
+    CallRecord rec;
+    rec.seq = history.size();
+    rec.collective = name;
+    rec.dtype = dtype;
+    rec.op = op;
+    rec.count = count;
+    rec.bytes = count * dtype_size(dtype);
+    rec.transport = transport_name();
+    history.push_back(rec);
+    return history.back();
+  }
+
+  void check_root(int root) const {
+    if (root < 0 || root >= world) {
+      throw_error(StatusCode::kInvalidArgument,
+                  "root " + std::to_string(root) + " is outside [0, " + std::to_string(world) + ")");
+    }
+  }
+  void check_peer(int peer) const {
+    if (peer < 0 || peer >= world) {
+      throw_error(StatusCode::kInvalidArgument,
+                  "peer " + std::to_string(peer) + " is outside [0, " + std::to_string(world) + ")");
+    }
+  }
+
+  void all_reduce_host(const uint8_t* in, uint8_t* out, uint64_t count, DType dtype, ReduceOp op,
+                       CallRecord& rec, bool hierarchical) {
+    Reduction r{dtype, op, world};
+    if (world == 1) {
+      DType A = accumulation_type(dtype);
+      if (A != dtype) {
+        std::vector<float> acc(count);
+        widen_to_f32(in, dtype, acc.data(), count);
+        finalize_reduction(acc.data(), A, out, dtype, count, op, 1);
+      } else {
+        finalize_reduction(in, A, out, dtype, count, op, 1);
+      }
+      rec.algorithm = Algorithm::kNone;
+      return;
+    }
+    if (hierarchical) {
+      hierarchical_all_reduce(in, out, count, r, rec);
+      return;
+    }
+    bool direct = use_direct(rec.bytes);
+    rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kRing;
+    run_collective("all_reduce",
+                   [&](BuildContext& ctx) {
+                     return direct ? build_direct_all_reduce(ctx, in, out, count, r)
+                                   : build_ring_all_reduce(ctx, in, out, count, r);
+                   },
+                   whole());
+  }
+
+  // Intra-island reduce -> inter-island all-reduce between leaders ->
+  // intra-island broadcast. Three collective sequence numbers on every rank.
+  void hierarchical_all_reduce(const uint8_t* in, uint8_t* out, uint64_t count,
+                               const Reduction& r, CallRecord& rec) {
+    const DType A = accumulation_type(r.dtype);
+    const size_t a = dtype_size(A), d = dtype_size(r.dtype);
+    Group island;
+    island.ranks = island_members(ranks[rank].island);
+    island.me = static_cast<int>(std::find(island.ranks.begin(), island.ranks.end(), rank) -
+                                 island.ranks.begin());
+    const bool leader = island.me == 0;
+    Group leaders;
+    for (int i = 0; i < islands; ++i) leaders.ranks.push_back(island_members(i).front());
+    std::sort(leaders.ranks.begin(), leaders.ranks.end());
+    leaders.me = static_cast<int>(std::find(leaders.ranks.begin(), leaders.ranks.end(), rank) -
+                                  leaders.ranks.begin());
+    std::vector<uint8_t> partial(leader ? count * a : 0);
+    const bool direct = use_direct(count * d);
+    Reduction partial_r{r.dtype, r.op == ReduceOp::kAvg ? ReduceOp::kSum : r.op, 1};
+    // 1. island reduce to the leader (partial accumulators).
+    if (island_ccl) {
+      uint64_t seq = transport->next_collective_seq();
+      (void)seq;
+      island_ccl->reduce(in, leader ? partial.data() : nullptr, count, r.dtype, partial_r.op, 0);
+    } else if (island.size() == 1) {
+      transport->next_collective_seq();
+      if (A != r.dtype) {
+        widen_to_f32(in, r.dtype, reinterpret_cast<float*>(partial.data()), count);
+      } else {
+        std::memcpy(partial.data(), in, count * a);
+      }
+    } else {
+      run_collective("all_reduce/island_reduce",
+                     [&](BuildContext& ctx) {
+                       return direct ? build_direct_reduce(ctx, in, partial.data(), count,
+                                                           partial_r, 0, false)
+                                     : build_chain_reduce(ctx, in, partial.data(), count,
+                                                          partial_r, 0, false);
+                     },
+                     island);
+    }
+    // 2. leaders all-reduce the accumulators, then finalise (avg over the world).
+    if (leader && leaders.size() > 1) {
+      Reduction leader_r{A, partial_r.op, 1};
+      run_collective("all_reduce/leaders",
+                     [&](BuildContext& ctx) {
+                       return direct ? build_direct_all_reduce(ctx, partial.data(),
+                                                               partial.data(), count, leader_r)
+                                     : build_ring_all_reduce(ctx, partial.data(), partial.data(),
+                                                             count, leader_r);
+                     },
+                     leaders);
+    } else {
+      transport->next_collective_seq();
+    }
+    if (leader) finalize_reduction(partial.data(), A, out, r.dtype, count, r.op, world);
+    // 3. island broadcast of the final bits.
+    if (island_ccl) {
+      transport->next_collective_seq();
+      island_ccl->broadcast(out, count * d, 0);
+    } else if (island.size() > 1) {
+      run_collective("all_reduce/island_broadcast",
+                     [&](BuildContext& ctx) {
+                       return direct ? build_direct_broadcast(ctx, out, out, count * d, 0)
+                                     : build_chain_broadcast(ctx, out, out, count * d, 0);
+                     },
+                     island);
+    } else {
+      transport->next_collective_seq();
+    }
+    rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kRing;
+    rec.path = island_ccl ? DataPath::kVendorCcl : DataPath::kHierarchical;
+    if (island_ccl) rec.transport += "+" + island_ccl->name();
+  }
+
+  void p2p(const std::vector<P2P>& ops) {
+    Plan plan(FrameKind::kPointToPoint, 0, "send/recv");
+    std::vector<Staging::Lease> leases;
+    std::vector<std::pair<size_t, uint8_t*>> copy_back;  // op index, host pointer
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const P2P& op = ops[i];
+      uint64_t bytes = op.count * dtype_size(op.dtype);
+      uint8_t* host = op.is_send ? staging.input(op.data, bytes, leases)
+                                 : staging.output(op.data, bytes, leases);
+      if (!op.is_send && op.data.on_device() && !staging.host_visible(op.data)) {
+        copy_back.emplace_back(i, host);
+      }
+      if (op.peer == rank) {
+        throw_error(StatusCode::kInvalidArgument, "send/recv to self is not supported");
+      }
+      uint64_t frames = bytes == 0 ? 1 : (bytes + config.chunk_bytes - 1) / config.chunk_bytes;
+      for (uint64_t c = 0; c < frames; ++c) {
+        uint64_t off = c * config.chunk_bytes, len = std::min(config.chunk_bytes, bytes - off);
+        if (bytes == 0) len = 0;
+        uint64_t seq = op.is_send ? transport->next_send_seq(op.peer)
+                                  : transport->next_recv_seq(op.peer);
+        int t = op.is_send ? plan.send(op.peer, 0, static_cast<uint32_t>(c), host + off, len)
+                           : plan.recv(op.peer, 0, static_cast<uint32_t>(c), host + off, len);
+        plan.set_seq(t, FrameKind::kPointToPoint, seq);
+      }
+    }
+    if (!plan.empty()) transport->run(plan);
+    for (auto& [i, host] : copy_back) {
+      staging.copy_back(ops[i].data, host, ops[i].count * dtype_size(ops[i].dtype));
+    }
+  }
+};
+
+std::string_view reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kProd: return "prod";
+    case ReduceOp::kMin: return "min";
+    case ReduceOp::kMax: return "max";
+    case ReduceOp::kAvg: return "avg";
+  }
+  return "?";
+}
+
+ReduceOp parse_reduce_op(std::string_view name) {
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax,
+                      ReduceOp::kAvg}) {
+    if (reduce_op_name(op) == name) return op;
+  }
+  throw_error(StatusCode::kInvalidArgument,
+              "unknown reduction op '" + std::string(name) + "' (known: sum, prod, min, max, avg)");
+}
+
+bool is_comm_dtype(DType d) {
+  return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16 || d == DType::kF64 ||
+         d == DType::kI32 || d == DType::kI64;
+}
+
+void check_comm_dtype(DType d, const char* argument) {
+  if (!is_comm_dtype(d)) {
+    throw_error(StatusCode::kInvalidArgument,
+                std::string(argument) + ": dtype " + std::string(dtype_name(d)) +
+                    " is not supported by collectives (supported: f32, f16, bf16, f64, i32, i64)");
+  }
+}
+
+std::string_view algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::kNone: return "none";
+    case Algorithm::kRing: return "ring";
+    case Algorithm::kDirect: return "direct";
+    case Algorithm::kChain: return "chain";
+    case Algorithm::kPairwise: return "pairwise";
+  }
+  return "?";
+}
+
+std::string_view data_path_name(DataPath p) {
+  switch (p) {
+    case DataPath::kHost: return "host";
+    case DataPath::kHostStaging: return "host_staging";
+    case DataPath::kHierarchical: return "hierarchical";
+    case DataPath::kVendorCcl: return "vendor_ccl";
+  }
+  return "?";
+}
+
+UniqueId Communicator::create_unique_id(const CommConfig& config) {
+  auto [listener, port] = listen_tcp(config.listen_address, 0);
+  std::string address = !config.advertise_address.empty() ? config.advertise_address
+                                                          : advertised_host_address();
+  std::vector<uint8_t> secret(32);
+  random_bytes(secret.data(), secret.size());
+  Credentials creds{secret, job_id_for(secret)};
+  ByteWriter w;
+  w.u32(kUniqueIdMagic);
+  w.u16(port);
+  w.str(address);
+  w.raw(secret.data(), secret.size());
+  if (w.bytes().size() > 128) {
+    throw_error(StatusCode::kInvalidArgument, "unique id: address '" + address + "' too long");
+  }
+  UniqueId id;
+  std::memcpy(id.bytes.data(), w.bytes().data(), w.bytes().size());
+  std::lock_guard<std::mutex> lock(store_mutex());
+  id_stores().push_back(
+      std::make_unique<StoreServer>(std::move(listener), creds, config.timeout_seconds));
+  return id;
+}
+
+Communicator::Communicator(const UniqueId& id, int rank, int world, CommConfig config)
+    : impl_(std::make_unique<Impl>()) {
+  ByteReader r(id.bytes, "unique id");
+  if (r.u32("magic") != kUniqueIdMagic) {
+    throw_error(StatusCode::kInvalidArgument, "unique id: not a polychip unique id");
+  }
+  uint16_t port = r.u16("port");
+  std::string address = r.str("address", 64);
+  std::vector<uint8_t> secret(32);
+  r.raw(secret.data(), 32, "secret");
+  impl_->config = std::move(config);
+  impl_->rank = rank;
+  impl_->world = world;
+  impl_->init(address, port, Credentials{secret, job_id_for(secret)});
+}
+
+Communicator::Communicator(const LaunchInfo& launch, CommConfig config)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->config = std::move(config);
+  impl_->rank = launch.rank;
+  impl_->world = launch.world;
+  // The job id names the launch (not the secret), so a rank with the wrong
+  // secret is told exactly that instead of "another job".
+  std::string job = "launch|" + launch.launcher + "|" + launch.job_key + "|" +
+                    launch.master_address + ":" + std::to_string(launch.master_port);
+  Credentials creds{launch.secret,
+                    job_id_for(std::vector<uint8_t>(job.begin(), job.end()))};
+  if (launch.rank == 0) {
+    auto [listener, port] = listen_tcp(impl_->config.listen_address, launch.master_port);
+    (void)port;
+    impl_->store_server = std::make_unique<StoreServer>(std::move(listener), creds,
+                                                        impl_->config.timeout_seconds);
+  }
+  impl_->init(launch.master_address, launch.master_port, creds);
+}
+
+std::unique_ptr<Communicator> Communicator::from_environment(CommConfig config) {
+  return std::make_unique<Communicator>(detect_launch(), std::move(config));
+}
+
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const { return impl_->rank; }
+int Communicator::size() const { return impl_->world; }
+const std::vector<RankInfo>& Communicator::ranks() const { return impl_->ranks; }
+int Communicator::island_count() const { return impl_->islands; }
+const CommConfig& Communicator::config() const { return impl_->config; }
+int Communicator::refused_connections() const { return impl_->transport->refused_connections(); }
+const CallRecord& Communicator::last_call() const {
+  if (impl_->history.empty()) {
+    throw_error(StatusCode::kFailedPrecondition, "last_call: no collective was called yet");
+  }
+  return impl_->history.back();
+}
+const std::vector<CallRecord>& Communicator::call_history() const { return impl_->history; }
+
+void Communicator::abort(const std::string& reason) { impl_->transport->abort(reason); }
+
+namespace {
+struct Timer {
+  Clock::time_point start = Clock::now();
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+};
+}  // namespace
+
+#define POLYCHIP_COMM_DEFER_IN_GROUP(call)                                   \
+  if (impl_->group_depth > 0) {                                              \
+    impl_->group_collectives.push_back([=, this] { call; });                 \
+    return;                                                                  \
+  }
+
+void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
+                              ReduceOp op) {
+  POLYCHIP_COMM_DEFER_IN_GROUP(all_reduce(send, recv, count, dtype, op));
+  Timer timer;
+  CallRecord& rec = impl_->begin("all_reduce", dtype, op, count);
+  std::vector<Staging::Lease> leases;
+  const uint64_t bytes = rec.bytes;
+  uint8_t* in = impl_->staging.input(send, bytes, leases);
+  uint8_t* out = send.same_memory(recv) ? in : impl_->staging.output(recv, bytes, leases);
+  bool staged = impl_->staging.staged(send) || impl_->staging.staged(recv);
+  rec.path = staged ? DataPath::kHostStaging : DataPath::kHost;
+  bool hierarchical = impl_->config.path == "hierarchical" ||
+                      (impl_->config.path == "auto" && impl_->islands > 1 && impl_->island_ccl);
+  if (bytes > 0) impl_->all_reduce_host(in, out, count, dtype, op, rec, hierarchical);
+  impl_->staging.copy_back(recv, out, bytes);
+  impl_->history.back().seconds = timer.seconds();
+}
+
+void Communicator::all_gather(BufferRef send, BufferRef recv, uint64_t send_count, DType dtype) {
+  POLYCHIP_COMM_DEFER_IN_GROUP(all_gather(send, recv, send_count, dtype));
+  Timer timer;
+  CallRecord& rec = impl_->begin("all_gather", dtype, ReduceOp::kSum, send_count);
+  const uint64_t bytes = rec.bytes, total = bytes * impl_->world;
+  std::vector<Staging::Lease> leases;
+  uint8_t* out = impl_->staging.output(recv, total, leases);
+  const uint8_t* in;
+  if (!recv.on_device() && !send.on_device() &&
+      static_cast<const uint8_t*>(send.host()) == out + impl_->rank * bytes) {
+    in = out + impl_->rank * bytes;  // in place
+  } else {
+    in = impl_->staging.input(send, bytes, leases);
+  }
+  rec.path = (impl_->staging.staged(send) || impl_->staging.staged(recv)) ? DataPath::kHostStaging
+                                                                          : DataPath::kHost;
+  bool direct = impl_->use_direct(total);
+  rec.algorithm = impl_->world == 1 ? Algorithm::kNone : direct ? Algorithm::kDirect : Algorithm::kRing;
+  if (bytes > 0) {
+    impl_->run_collective("all_gather",
+                          [&](BuildContext& ctx) {
+                            return direct ? build_direct_all_gather(ctx, in, out, bytes)
+                                          : build_ring_all_gather(ctx, in, out, bytes);
+                          },
+                          impl_->whole());
+  }
+  impl_->staging.copy_back(recv, out, total);
+  impl_->history.back().seconds = timer.seconds();
+}
+
+void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_count,
+                                  DType dtype, ReduceOp op) {
+  POLYCHIP_COMM_DEFER_IN_GROUP(reduce_scatter(send, recv, recv_count, dtype, op));
+  Timer timer;
+  CallRecord& rec = impl_->begin("reduce_scatter", dtype, op, recv_count);
+  const uint64_t bytes = rec.bytes, total = bytes * impl_->world;
+  std::vector<Staging::Lease> leases;
+  uint8_t* in = impl_->staging.input(send, total, leases);
+  uint8_t* out = impl_->staging.output(recv, bytes, leases);
+  rec.path = (impl_->staging.staged(send) || impl_->staging.staged(recv)) ? DataPath::kHostStaging
+                                                                          : DataPath::kHost;
+  bool direct = impl_->use_direct(total);
+  Reduction r{dtype, op, impl_->world};
+  if (impl_->world == 1) {
+    rec.algorithm = Algorithm::kNone;
+    impl_->all_reduce_host(in, out, recv_count, dtype, op, rec, false);
+  } else if (bytes > 0) {
+    rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kRing;
+    // In place (recv inside send): work from a copy of the input.
+    std::vector<uint8_t> copy;
+    if (out >= in && out < in + total) {
+      copy.assign(in, in + total);
+      in = copy.data();
+    }
+    impl_->run_collective("reduce_scatter",
+                          [&](BuildContext& ctx) {
+                            return direct ? build_direct_reduce_scatter(ctx, in, out, recv_count, r)
+                                          : build_ring_reduce_scatter(ctx, in, out, recv_count, r);
+                          },
+                          impl_->whole());
+  }
+  impl_->staging.copy_back(recv, out, bytes);
+  impl_->history.back().seconds = timer.seconds();
+}
+
+void Communicator::broadcast(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
+                             int root) {
+  POLYCHIP_COMM_DEFER_IN_GROUP(broadcast(send, recv, count, dtype, root));
+  impl_->check_root(root);
+  Timer timer;
+  CallRecord& rec = impl_->begin("broadcast", dtype, ReduceOp::kSum, count);
+  const uint64_t bytes = rec.bytes;
+  std::vector<Staging::Lease> leases;
+  const bool is_root = impl_->rank == root;
+  uint8_t* in = is_root ? impl_->staging.input(send, bytes, leases) : nullptr;
+  uint8_t* out = (is_root && send.same_memory(recv)) ? in : impl_->staging.output(recv, bytes, leases);
+  rec.path = ((is_root && impl_->staging.staged(send)) || impl_->staging.staged(recv))
+                 ? DataPath::kHostStaging
+                 : DataPath::kHost;
+  bool direct = impl_->use_direct(bytes);
+  rec.algorithm = impl_->world == 1 ? Algorithm::kNone : direct ? Algorithm::kDirect : Algorithm::kChain;
+  if (bytes > 0) {
+    if (impl_->world == 1) {
+      if (out != in) std::memcpy(out, in, bytes);
+    } else {
+      impl_->run_collective("broadcast",
+                            [&](BuildContext& ctx) {
+                              return direct ? build_direct_broadcast(ctx, in, out, bytes, root)
+                                            : build_chain_broadcast(ctx, in, out, bytes, root);
+                            },
+                            impl_->whole());
+    }
+  }
+  impl_->staging.copy_back(recv, out, bytes);
+  impl_->history.back().seconds = timer.seconds();
+}
+
+void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
+                          ReduceOp op, int root) {
+  POLYCHIP_COMM_DEFER_IN_GROUP(reduce(send, recv, count, dtype, op, root));
+  impl_->check_root(root);
+  Timer timer;
+  CallRecord& rec = impl_->begin("reduce", dtype, op, count);
+  const uint64_t bytes = rec.bytes;
+  std::vector<Staging::Lease> leases;
+  const bool is_root = impl_->rank == root;
+  uint8_t* in = impl_->staging.input(send, bytes, leases);
+  uint8_t* out = nullptr;
+  if (is_root) out = send.same_memory(recv) ? in : impl_->staging.output(recv, bytes, leases);
+  rec.path = (impl_->staging.staged(send) || (is_root && impl_->staging.staged(recv)))
+                 ? DataPath::kHostStaging
+                 : DataPath::kHost;
+  bool direct = impl_->use_direct(bytes);
+  Reduction r{dtype, op, impl_->world};
+  if (impl_->world == 1) {
+    impl_->all_reduce_host(in, out, count, dtype, op, rec, false);
+  } else if (bytes > 0) {
+    rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kChain;
+    impl_->run_collective("reduce",
+                          [&](BuildContext& ctx) {
+                            return direct ? build_direct_reduce(ctx, in, out, count, r, root)
+                                          : build_chain_reduce(ctx, in, out, count, r, root);
+                          },
+                          impl_->whole());
+  }
+  if (is_root) impl_->staging.copy_back(recv, out, bytes);
+  impl_->history.back().seconds = timer.seconds();
+}
+
+void Communicator::all_to_all(BufferRef send, BufferRef recv, uint64_t count, DType dtype) {
+  POLYCHIP_COMM_DEFER_IN_GROUP(all_to_all(send, recv, count, dtype));
+  Timer timer;
+  CallRecord& rec = impl_->begin("all_to_all", dtype, ReduceOp::kSum, count);
+  const uint64_t block = rec.bytes, total = block * impl_->world;
+  std::vector<Staging::Lease> leases;
+  uint8_t* in = impl_->staging.input(send, total, leases);
+  uint8_t* out = send.same_memory(recv) ? in : impl_->staging.output(recv, total, leases);
+  rec.path = (impl_->staging.staged(send) || impl_->staging.staged(recv)) ? DataPath::kHostStaging
+                                                                          : DataPath::kHost;
+  rec.algorithm = impl_->world == 1 ? Algorithm::kNone : Algorithm::kPairwise;
+  if (block > 0) {
+    impl_->run_collective("all_to_all",
+                          [&](BuildContext& ctx) { return build_all_to_all(ctx, in, out, block); },
+                          impl_->whole());
+  }
+  impl_->staging.copy_back(recv, out, total);
+  impl_->history.back().seconds = timer.seconds();
+}
+
+void Communicator::send(BufferRef data, uint64_t count, DType dtype, int peer) {
+  impl_->check_peer(peer);
+  check_comm_dtype(dtype, "dtype");
+  Impl::P2P op{true, data, count, dtype, peer};
+  if (impl_->group_depth > 0) {
+    impl_->group_p2p.push_back(op);
+    return;
+  }
+  Timer timer;
+  CallRecord& rec = impl_->begin("send", dtype, ReduceOp::kSum, count);
+  rec.algorithm = Algorithm::kPairwise;
+  rec.path = impl_->staging.staged(data) ? DataPath::kHostStaging : DataPath::kHost;
+  impl_->p2p({op});
+  impl_->history.back().seconds = timer.seconds();
+}
+
+void Communicator::recv(BufferRef data, uint64_t count, DType dtype, int peer) {
+  impl_->check_peer(peer);
+  check_comm_dtype(dtype, "dtype");
+  Impl::P2P op{false, data, count, dtype, peer};
+  if (impl_->group_depth > 0) {
+    impl_->group_p2p.push_back(op);
+    return;
+  }
+  Timer timer;
+  CallRecord& rec = impl_->begin("recv", dtype, ReduceOp::kSum, count);
+  rec.algorithm = Algorithm::kPairwise;
+  rec.path = impl_->staging.staged(data) ? DataPath::kHostStaging : DataPath::kHost;
+  impl_->p2p({op});
+  impl_->history.back().seconds = timer.seconds();
+}
+
+void Communicator::barrier() {
+  int32_t token = 0, result = 0;
+  all_reduce(&token, &result, 1, DType::kI32, ReduceOp::kSum);
+  impl_->history.back().collective = "barrier";
+}
+
+void Communicator::group_start() { ++impl_->group_depth; }
+
+void Communicator::group_end() {
+  if (impl_->group_depth == 0) {
+    throw_error(StatusCode::kFailedPrecondition, "group_end without group_start");
+  }
+  if (--impl_->group_depth > 0) return;
+  auto ops = std::move(impl_->group_p2p);
+  auto collectives = std::move(impl_->group_collectives);
+  impl_->group_p2p.clear();
+  impl_->group_collectives.clear();
+  if (!ops.empty()) {
+    Timer timer;
+    uint64_t count = 0;
+    for (auto& o : ops) count += o.count;
+    CallRecord& rec = impl_->begin("group_send_recv", ops.front().dtype, ReduceOp::kSum, 0);
+    rec.count = count;
+    rec.algorithm = Algorithm::kPairwise;
+    impl_->p2p(ops);
+    impl_->history.back().seconds = timer.seconds();
+  }
+  for (auto& c : collectives) c();
+}
+
+}  // namespace polychip::comm

@@ -1,0 +1,107 @@
+#include "polychip/comm/conformance_suite.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "polychip/error.hpp"
+
+namespace polychip::comm {
+namespace {
+
+struct ChildResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+ChildResult run_command(const std::string& command) {
+  ChildResult r;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) throw_error(StatusCode::kInternal, "popen failed for: " + command);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
+  int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+}  // namespace
+
+std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
+  if (o.devices.empty()) throw_error(StatusCode::kInvalidArgument, "comm suite: no devices");
+  std::string exe = o.polychip_executable.empty() ? "/proc/self/exe" : o.polychip_executable;
+  std::string device_list;
+  for (const std::string& d : o.devices) device_list += (device_list.empty() ? "" : ",") + d;
+  std::vector<CommCaseRecord> records;
+  int run_index = 0;
+  for (const std::string& dtype : o.dtypes) {
+    for (const std::string& op : o.ops) {
+      const bool all_collectives = op == "sum";
+      std::string json = o.work_dir + "/polychip_comm_suite_" + std::to_string(::getpid()) + "_" +
+                         std::to_string(run_index++) + ".json";
+      std::ostringstream cmd;
+      cmd << "POLYCHIP_COMM_TIMEOUT=" << o.timeout_seconds << " " << shell_quote(exe)
+          << " comm-perf -c " << (all_collectives ? "all" : "all_reduce") << " -d " << dtype
+          << " -o " << op << " -b " << o.min_bytes << " -e " << o.max_bytes << " -f "
+          << o.step_factor << " -w 0 -n 0 --devices " << shell_quote(device_list) << " --np "
+          << o.devices.size() << " -J " << shell_quote(json);
+      ChildResult child = run_command(cmd.str());
+      nlohmann::json doc;
+      bool parsed = false;
+      {
+        std::ifstream f(json);
+        if (f) {
+          try {
+            f >> doc;
+            parsed = true;
+          } catch (const std::exception&) {
+          }
+        }
+      }
+      std::remove(json.c_str());
+      if (!parsed || child.exit_code > 1) {
+        CommCaseRecord rec;
+        rec.collective = all_collectives ? "all" : "all_reduce";
+        rec.dtype = dtype;
+        rec.op = op;
+        rec.device_types = o.devices;
+        rec.verdict = "error";
+        rec.error = "comm-perf exited with " + std::to_string(child.exit_code) + ": " +
+                    child.output.substr(child.output.size() > 2000 ? child.output.size() - 2000 : 0);
+        records.push_back(rec);
+        continue;
+      }
+      std::vector<std::string> types;
+      for (auto& t : doc["device_types"]) types.push_back(t.get<std::string>());
+      for (auto& r : doc["results"]) {
+        CommCaseRecord rec;
+        rec.collective = r["collective"].get<std::string>();
+        rec.dtype = dtype;
+        rec.op = op;
+        rec.bytes = r["size"].get<uint64_t>();
+        rec.device_types = types;
+        rec.algorithm = r["algorithm"].get<std::string>();
+        rec.path = r["path"].get<std::string>();
+        rec.transport = r["transport"].get<std::string>();
+        rec.wrong = r["out_of_place"]["wrong"].get<uint64_t>() + r["in_place"]["wrong"].get<uint64_t>();
+        rec.verdict = rec.wrong == 0 ? "pass" : "fail";
+        records.push_back(rec);
+      }
+    }
+  }
+  return records;
+}
+
+}  // namespace polychip::comm

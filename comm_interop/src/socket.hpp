@@ -1,0 +1,70 @@
+// Thin POSIX TCP helpers: RAII descriptor, deadlines, listen/connect with
+// retry, exact reads/writes that give up at a deadline with a clear error.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace polychip::comm {
+
+using Clock = std::chrono::steady_clock;
+
+class Deadline {
+ public:
+  explicit Deadline(double seconds_from_now);
+  Clock::time_point at() const { return at_; }
+  bool expired() const { return Clock::now() >= at_; }
+  // Milliseconds left, clamped to [0, cap_ms]; for poll().
+  int remaining_ms(int cap_ms = 1 << 30) const;
+  Deadline earlier(double seconds_from_now) const;
+
+ private:
+  Clock::time_point at_;
+};
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// Listens on `bind_address` ("" = any IPv4), port 0 = ephemeral. Returns the
+// socket and the bound port.
+std::pair<Fd, uint16_t> listen_tcp(const std::string& bind_address, uint16_t port);
+// Connects, retrying refused/unreachable attempts until `deadline`.
+Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline);
+Fd accept_tcp(int listen_fd);
+
+void set_nonblocking(int fd, bool on);
+void tune_bulk_socket(int fd);
+// The local address of a connected socket (the interface that routes there).
+std::string local_address(int fd);
+std::string peer_address(int fd);
+
+// Exact transfers on a (blocking or not) socket, bounded by `deadline`.
+// Throw UNAVAILABLE when the peer closes, DEADLINE_EXCEEDED at the deadline.
+void write_exact(int fd, const void* data, size_t size, const Deadline& deadline,
+                 const char* what);
+void read_exact(int fd, void* data, size_t size, const Deadline& deadline, const char* what);
+
+void random_bytes(void* out, size_t size);
+std::string local_hostname();
+
+}  // namespace polychip::comm

@@ -1,0 +1,203 @@
+#include "store.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+
+#include "byte_io.hpp"
+#include "polychip/error.hpp"
+
+namespace polychip::comm {
+namespace {
+
+constexpr double kHandshakeSeconds = 5.0;
+
+void send_response(int fd, uint8_t status, const std::vector<uint8_t>& value) {
+  ByteWriter w;
+  w.u8(status);
+  w.u32(static_cast<uint32_t>(value.size()));
+  w.raw(value.data(), value.size());
+  write_exact(fd, w.bytes().data(), w.bytes().size(), Deadline(kHandshakeSeconds),
+              "store response");
+}
+
+}  // namespace
+
+StoreServer::StoreServer(Fd listener, Credentials credentials, double timeout_seconds)
+    : listener_(std::move(listener)),
+      credentials_(std::move(credentials)),
+      timeout_seconds_(timeout_seconds) {
+  if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) {
+    throw_error(StatusCode::kInternal, "store: pipe2 failed");
+  }
+  thread_ = std::thread([this] { serve(); });
+}
+
+StoreServer::~StoreServer() {
+  stop_ = true;
+  char c = 1;
+  if (wake_pipe_[1] >= 0) (void)!::write(wake_pipe_[1], &c, 1);
+  join();
+  ::close(wake_pipe_[0]);
+  ::close(wake_pipe_[1]);
+}
+
+void StoreServer::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void StoreServer::serve() {
+  Deadline deadline(timeout_seconds_);
+  std::map<std::string, std::vector<uint8_t>> data;
+  struct Client {
+    Fd fd;
+    uint32_t world = 0;
+  };
+  std::vector<std::unique_ptr<Client>> clients;
+  std::vector<std::pair<Client*, std::string>> waiting;
+  uint32_t world = 0;
+  auto ready_count = [&]() -> int64_t {
+    auto it = data.find(kStoreReadyKey);
+    if (it == data.end() || it->second.size() != 8) return 0;
+    int64_t v;
+    std::memcpy(&v, it->second.data(), 8);
+    return v;
+  };
+  auto satisfy_waiters = [&] {
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      auto found = data.find(it->second);
+      if (found != data.end()) {
+        try {
+          send_response(it->first->fd.get(), 0, found->second);
+        } catch (const Error&) {
+        }
+        it = waiting.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
+  while (!stop_ && !deadline.expired() && !(world > 0 && ready_count() >= world)) {
+    std::vector<pollfd> fds;
+    fds.push_back({listener_.get(), POLLIN, 0});
+    fds.push_back({wake_pipe_[0], POLLIN, 0});
+    for (auto& c : clients) fds.push_back({c->fd.get(), POLLIN, 0});
+    int rc = ::poll(fds.data(), fds.size(), deadline.remaining_ms(1000));
+    if (rc <= 0) continue;
+    if (fds[0].revents & POLLIN) {
+      try {
+        Fd fd = accept_tcp(listener_.get());
+        Hello hello = handshake_as_acceptor(fd.get(), credentials_,
+                                            deadline.earlier(kHandshakeSeconds));
+        if (hello.role != ConnectionRole::kStore || (world != 0 && hello.world != world)) {
+          ++refused_;
+        } else {
+          world = hello.world;
+          auto c = std::make_unique<Client>();
+          c->fd = std::move(fd);
+          c->world = hello.world;
+          clients.push_back(std::move(c));
+        }
+      } catch (const Error&) {
+        ++refused_;  // stranger, wrong secret or malformed: dropped
+      }
+    }
+    std::vector<Client*> gone;
+    for (size_t i = 2; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Client* client = clients[i - 2].get();
+      try {
+        uint32_t length = 0;
+        read_exact(client->fd.get(), &length, 4, Deadline(kHandshakeSeconds), "store request");
+        if (length > kMaxStoreValue + kMaxStoreKey + 16) {
+          throw_error(StatusCode::kDataCorruption, "store request too long");
+        }
+        std::vector<uint8_t> body(length);
+        read_exact(client->fd.get(), body.data(), length, Deadline(kHandshakeSeconds),
+                   "store request");
+        StoreRequest req = parse_store_request(body);
+        if (req.op == StoreOp::kSet) {
+          data[req.key] = req.value;
+          send_response(client->fd.get(), 0, {});
+        } else if (req.op == StoreOp::kAdd) {
+          int64_t inc, cur = 0;
+          std::memcpy(&inc, req.value.data(), 8);
+          auto& slot = data[req.key];
+          if (slot.size() == 8) std::memcpy(&cur, slot.data(), 8);
+          cur += inc;
+          slot.resize(8);
+          std::memcpy(slot.data(), &cur, 8);
+          std::vector<uint8_t> out(8);
+          std::memcpy(out.data(), &cur, 8);
+          send_response(client->fd.get(), 0, out);
+        } else {
+          waiting.emplace_back(client, req.key);
+        }
+        satisfy_waiters();
+      } catch (const Error&) {
+        gone.push_back(client);
+      }
+    }
+    for (Client* g : gone) {
+      std::erase_if(waiting, [&](auto& w) { return w.first == g; });
+      std::erase_if(clients, [&](auto& c) { return c.get() == g; });
+    }
+  }
+}
+
+StoreClient::StoreClient(const std::string& host, uint16_t port, const Credentials& credentials,
+                         uint32_t rank, uint32_t world, const Deadline& deadline)
+    : deadline_(deadline) {
+  fd_ = connect_tcp(host, port, deadline);
+  Hello hello;
+  hello.role = ConnectionRole::kStore;
+  hello.rank = rank;
+  hello.world = world;
+  handshake_as_connector(fd_.get(), hello, credentials, deadline,
+                         "rendezvous store " + host + ":" + std::to_string(port));
+}
+
+std::vector<uint8_t> StoreClient::request(const StoreRequest& r) {
+  std::vector<uint8_t> body = encode_store_request(r);
+  uint32_t length = static_cast<uint32_t>(body.size());
+  write_exact(fd_.get(), &length, 4, deadline_, "store request");
+  write_exact(fd_.get(), body.data(), body.size(), deadline_, "store request");
+  uint8_t header[5];
+  try {
+    read_exact(fd_.get(), header, 5, deadline_, "store response");
+  } catch (const Error& e) {
+    throw e.annotate("rendezvous store, waiting for key '" + r.key + "'");
+  }
+  uint32_t n;
+  std::memcpy(&n, header + 1, 4);
+  if (header[0] != 0 || n > kMaxStoreValue) {
+    throw_error(StatusCode::kDataCorruption, "rendezvous store: malformed response");
+  }
+  std::vector<uint8_t> value(n);
+  read_exact(fd_.get(), value.data(), n, deadline_, "store response");
+  return value;
+}
+
+void StoreClient::set(const std::string& key, const std::vector<uint8_t>& value) {
+  request({StoreOp::kSet, key, value});
+}
+
+std::vector<uint8_t> StoreClient::get(const std::string& key) {
+  return request({StoreOp::kGet, key, {}});
+}
+
+int64_t StoreClient::add(const std::string& key, int64_t increment) {
+  std::vector<uint8_t> v(8);
+  std::memcpy(v.data(), &increment, 8);
+  std::vector<uint8_t> out = request({StoreOp::kAdd, key, v});
+  int64_t result = 0;
+  if (out.size() == 8) std::memcpy(&result, out.data(), 8);
+  return result;
+}
+
+std::string StoreClient::local_address() const { return comm::local_address(fd_.get()); }
+
+}  // namespace polychip::comm

@@ -1,0 +1,60 @@
+// The rendezvous store: a small authenticated key/value server on rank 0
+// (or in the process that created the unique id). Ranks publish their
+// PeerInfo and read everyone else's; the server exits once `world` ranks
+// have reported ready, or at its deadline.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "handshake.hpp"
+
+namespace polychip::comm {
+
+class StoreServer {
+ public:
+  // Takes a listening socket; serves until `world` ranks added to the
+  // "ready" counter or `timeout_seconds` passed.
+  StoreServer(Fd listener, Credentials credentials, double timeout_seconds);
+  ~StoreServer();
+  StoreServer(const StoreServer&) = delete;
+  StoreServer& operator=(const StoreServer&) = delete;
+  void join();
+  // Connections dropped because they failed the handshake.
+  int refused_connections() const { return refused_.load(); }
+
+ private:
+  void serve();
+  Fd listener_;
+  Credentials credentials_;
+  double timeout_seconds_;
+  std::atomic<int> refused_{0};
+  std::atomic<bool> stop_{false};
+  int wake_pipe_[2] = {-1, -1};
+  std::thread thread_;
+};
+
+class StoreClient {
+ public:
+  StoreClient(const std::string& host, uint16_t port, const Credentials& credentials,
+              uint32_t rank, uint32_t world, const Deadline& deadline);
+  void set(const std::string& key, const std::vector<uint8_t>& value);
+  // Waits until the key exists (or the deadline).
+  std::vector<uint8_t> get(const std::string& key);
+  int64_t add(const std::string& key, int64_t increment);
+  // Address of our end of the connection: the interface that routes to the
+  // store, which is what other ranks should use to reach us.
+  std::string local_address() const;
+
+ private:
+  std::vector<uint8_t> request(const StoreRequest& r);
+  Fd fd_;
+  Deadline deadline_;
+};
+
+inline constexpr const char* kStoreReadyKey = "polychip/ready";
+
+}  // namespace polychip::comm

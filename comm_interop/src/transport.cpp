@@ -1,0 +1,516 @@
+#include "transport.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "crc32c.hpp"
+#include "polychip/error.hpp"
+
+namespace polychip::comm {
+namespace {
+
+// Receive-and-reduce reads at most this much before reducing, so the
+// received piece is reduced while it is still in cache.
+constexpr uint64_t kReducePiece = 256 * 1024;
+constexpr double kHandshakeSeconds = 5.0;
+
+}  // namespace
+
+struct Transport::Connection {
+  Fd fd;
+  int peer = -1;
+  int index = 0;
+  bool closed = false;  // the peer closed it cleanly between frames
+  int pending_receives = 0;
+  // Receive side.
+  uint8_t header[kFrameHeaderSize];
+  size_t header_got = 0;
+  FrameHeader frame;
+  bool parked = false;  // `frame` belongs to a later plan; payload not read yet
+  int receive_task = -1;
+  bool reading_abort = false;
+  std::string abort_text;
+  uint64_t got = 0;
+  uint64_t reduced = 0;
+  uint32_t crc = 0;
+  std::vector<uint8_t> scratch;
+  // Send side.
+  std::deque<int> queue;
+  int send_task = -1;
+  uint8_t send_header[kFrameHeaderSize];
+  uint64_t sent = 0;  // over header + payload
+  bool writing = false;
+};
+
+size_t Transport::KeyHash::operator()(const Key& k) const {
+  uint64_t h = k.seq * 0x9e3779b97f4a7c15ull;
+  h ^= (uint64_t{k.step} << 32 | k.chunk) + 0x7f4a7c159e3779b9ull + (h << 6) + (h >> 2);
+  h ^= (uint64_t(k.peer) << 8 | uint64_t(k.kind)) + (h << 6) + (h >> 2);
+  return static_cast<size_t>(h);
+}
+
+Transport::Transport(int rank, std::vector<PeerInfo> peers, Fd listener,
+                     const Credentials& credentials, TransportOptions options)
+    : rank_(rank), peers_(std::move(peers)), options_(options) {
+  if (options_.sockets_per_peer < 1 ||
+      options_.sockets_per_peer > static_cast<int>(kMaxSocketsPerPeer)) {
+    throw_error(StatusCode::kInvalidArgument,
+                "sockets per peer must be in [1, " + std::to_string(kMaxSocketsPerPeer) +
+                    "], got " + std::to_string(options_.sockets_per_peer));
+  }
+  next_send_seq_.assign(peers_.size(), 0);
+  next_recv_seq_.assign(peers_.size(), 0);
+  if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw_error(StatusCode::kInternal, "transport: pipe2 failed");
+  }
+  connections_.resize(peers_.size());
+  connect_mesh(std::move(listener), credentials);
+}
+
+Transport::~Transport() {
+  for (Connection* c : all_connections_) {
+    if (c->fd.valid()) ::shutdown(c->fd.get(), SHUT_RDWR);
+  }
+  ::close(wake_pipe_[0]);
+  ::close(wake_pipe_[1]);
+}
+
+std::string Transport::describe_peer(int r) const {
+  const PeerInfo& p = peers_[r];
+  return "rank " + std::to_string(r) + " (" + p.host + " " + p.address + ":" +
+         std::to_string(p.port) + ", pid " + std::to_string(p.pid) + ", " + p.device_type + ")";
+}
+
+void Transport::connect_mesh(Fd listener, const Credentials& credentials) {
+  Deadline deadline(options_.timeout_seconds);
+  const int world = static_cast<int>(peers_.size());
+  const int sockets = options_.sockets_per_peer;
+  auto add = [&](int peer, int index, Fd fd) {
+    auto c = std::make_unique<Connection>();
+    c->fd = std::move(fd);
+    c->peer = peer;
+    c->index = index;
+    set_nonblocking(c->fd.get(), true);
+    tune_bulk_socket(c->fd.get());
+    all_connections_.push_back(c.get());
+    connections_[peer][index] = std::move(c);
+  };
+  for (int p = 0; p < world; ++p) connections_[p].resize(p == rank_ ? 0 : sockets);
+  // Connect downwards, accept upwards: no cycle, so no deadlock.
+  for (int peer = 0; peer < rank_; ++peer) {
+    for (int s = 0; s < sockets; ++s) {
+      Fd fd = connect_tcp(peers_[peer].address, peers_[peer].port, deadline);
+      Hello hello;
+      hello.role = ConnectionRole::kPeer;
+      hello.rank = static_cast<uint32_t>(rank_);
+      hello.world = static_cast<uint32_t>(world);
+      hello.socket_index = static_cast<uint32_t>(s);
+      handshake_as_connector(fd.get(), hello, credentials, deadline, describe_peer(peer));
+      add(peer, s, std::move(fd));
+    }
+  }
+  int expected = (world - 1 - rank_) * sockets;
+  while (expected > 0) {
+    pollfd p{listener.get(), POLLIN, 0};
+    int rc = ::poll(&p, 1, deadline.remaining_ms(1000));
+    if (rc <= 0) {
+      if (deadline.expired()) {
+        std::string missing;
+        for (int peer = rank_ + 1; peer < world; ++peer) {
+          for (int s = 0; s < sockets; ++s) {
+            if (!connections_[peer][s]) missing += " " + std::to_string(peer);
+          }
+        }
+        throw_error(StatusCode::kDeadlineExceeded,
+                    "communicator setup: rank " + std::to_string(rank_) +
+                        " timed out waiting for connections from ranks" + missing);
+      }
+      continue;
+    }
+    Fd fd;
+    try {
+      fd = accept_tcp(listener.get());
+      Hello hello = handshake_as_acceptor(fd.get(), credentials,
+                                          deadline.earlier(kHandshakeSeconds));
+      int from = static_cast<int>(hello.rank);
+      if (hello.role != ConnectionRole::kPeer || static_cast<int>(hello.world) != world ||
+          from <= rank_ || static_cast<int>(hello.socket_index) >= sockets ||
+          connections_[from][hello.socket_index]) {
+        ++refused_connections_;
+        continue;
+      }
+      add(from, static_cast<int>(hello.socket_index), std::move(fd));
+      --expected;
+    } catch (const Error&) {
+      ++refused_connections_;  // stranger or wrong secret: dropped, keep waiting
+    }
+  }
+}
+
+Transport::Connection& Transport::connection_for(const Task& t) {
+  auto& list = connections_[t.peer];
+  return *list[t.chunk % list.size()];
+}
+
+void Transport::fail_on(Connection& c, StatusCode code, const std::string& why) {
+  std::string what = plan_ ? std::string(plan_->name()) + " #" + std::to_string(plan_->seq())
+                           : std::string("communicator");
+  throw_error(code, what + ": " + why + " [" + describe_peer(c.peer) + ", socket " +
+                        std::to_string(c.index) + "]");
+}
+
+void Transport::enqueue_send(int task) {
+  Connection& c = connection_for(plan_->tasks()[task]);
+  c.queue.push_back(task);
+  if (!c.writing) handle_writable(c);
+}
+
+void Transport::complete(int task) {
+  Task& t = plan_->tasks()[task];
+  t.done = true;
+  --remaining_;
+  if (t.on_complete) t.on_complete();
+  for (int d : t.dependents) {
+    Task& dep = plan_->tasks()[d];
+    if (--dep.unmet == 0 && dep.is_send) enqueue_send(d);
+  }
+}
+
+void Transport::handle_writable(Connection& c) {
+  c.writing = true;
+  while (true) {
+    if (c.send_task < 0) {
+      if (c.queue.empty()) break;
+      c.send_task = c.queue.front();
+      c.queue.pop_front();
+      const Task& t = plan_->tasks()[c.send_task];
+      FrameHeader h;
+      h.kind = t.kind;
+      h.seq = t.seq;
+      h.step = t.step;
+      h.chunk = t.chunk;
+      h.payload_bytes = t.bytes;
+      h.source_rank = static_cast<uint32_t>(rank_);
+      if (options_.checksum) {
+        h.flags = kFlagPayloadCrc;
+        h.payload_crc = crc32c(t.data, t.bytes);
+      }
+      encode_frame_header(h, c.send_header);
+      c.sent = 0;
+    }
+    const Task& t = plan_->tasks()[c.send_task];
+    iovec iov[2];
+    int n_iov = 0;
+    if (c.sent < kFrameHeaderSize) {
+      iov[n_iov++] = {c.send_header + c.sent, kFrameHeaderSize - c.sent};
+      if (t.bytes > 0) iov[n_iov++] = {t.data, t.bytes};
+    } else {
+      uint64_t off = c.sent - kFrameHeaderSize;
+      iov[n_iov++] = {t.data + off, t.bytes - off};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = n_iov;
+    ssize_t n = ::sendmsg(c.fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+      int err = errno;
+      c.writing = false;
+      fail_on(c, StatusCode::kUnavailable,
+              std::string("sending failed (") + std::strerror(err) +
+                  "): the peer closed its connection (did it exit, crash or abort?)");
+    }
+    c.sent += static_cast<uint64_t>(n);
+    if (c.sent == kFrameHeaderSize + t.bytes) {
+      int done = c.send_task;
+      c.send_task = -1;
+      complete(done);
+    }
+  }
+  c.writing = false;
+}
+
+bool Transport::start_frame(Connection& c) {
+  const FrameHeader& f = c.frame;
+  if (f.kind == FrameKind::kAbort) {
+    c.reading_abort = true;
+    c.abort_text.clear();
+    if (f.payload_bytes == 0) fail_on(c, StatusCode::kAborted, "the peer aborted");
+    return true;
+  }
+  Key key{c.peer, f.kind, f.seq, f.step, f.chunk};
+  auto it = receives_.find(key);
+  if (it == receives_.end()) {
+    bool future = (f.kind == FrameKind::kCollective && f.seq >= next_collective_seq_) ||
+                  (f.kind == FrameKind::kPointToPoint && f.seq >= next_recv_seq_[c.peer]);
+    if (future) {
+      c.parked = true;
+      return false;
+    }
+    fail_on(c, StatusCode::kDataCorruption,
+            "unexpected frame (kind " + std::to_string(int(f.kind)) + ", seq " +
+                std::to_string(f.seq) + ", step " + std::to_string(f.step) + ", chunk " +
+                std::to_string(f.chunk) +
+                "): duplicate, stale, or the ranks called different collectives / used "
+                "different POLYCHIP_COMM_ALGO settings");
+  }
+  int task = it->second;
+  receives_.erase(it);
+  Task& t = plan_->tasks()[task];
+  if (&connection_for(t) != &c) {
+    fail_on(c, StatusCode::kDataCorruption, "frame arrived on the wrong socket");
+  }
+  if (f.payload_bytes != t.bytes) {
+    fail_on(c, StatusCode::kDataCorruption,
+            "frame carries " + std::to_string(f.payload_bytes) + " bytes, expected " +
+                std::to_string(t.bytes) + " (ranks passed different counts?)");
+  }
+  if (options_.checksum && !(f.flags & kFlagPayloadCrc)) {
+    fail_on(c, StatusCode::kFailedPrecondition,
+            "POLYCHIP_COMM_CHECKSUM=1 here but the peer sends no checksums");
+  }
+  c.receive_task = task;
+  c.got = 0;
+  c.reduced = 0;
+  c.crc = 0;
+  if (t.reduce && c.scratch.size() < t.bytes) c.scratch.resize(t.bytes);
+  if (t.bytes == 0) finish_receive(c);
+  return true;
+}
+
+void Transport::finish_receive(Connection& c) {
+  Task& t = plan_->tasks()[c.receive_task];
+  if ((c.frame.flags & kFlagPayloadCrc) && c.crc != c.frame.payload_crc) {
+    fail_on(c, StatusCode::kDataCorruption,
+            "payload CRC32C mismatch (step " + std::to_string(t.step) + ", chunk " +
+                std::to_string(t.chunk) + "): data corrupted in transit");
+  }
+  int task = c.receive_task;
+  c.receive_task = -1;
+  --c.pending_receives;
+  complete(task);
+}
+
+void Transport::handle_readable(Connection& c) {
+  for (int iteration = 0; iteration < 64; ++iteration) {
+    if (c.parked || c.closed) return;
+    if (c.receive_task < 0 && !c.reading_abort) {
+      ssize_t n = ::recv(c.fd.get(), c.header + c.header_got, kFrameHeaderSize - c.header_got,
+                         MSG_DONTWAIT);
+      if (n == 0) {
+        if (c.pending_receives > 0 || c.header_got > 0 || c.send_task >= 0 || !c.queue.empty()) {
+          fail_on(c, StatusCode::kUnavailable,
+                  "the peer closed its connection with " + std::to_string(c.pending_receives) +
+                      " frames still expected (did it exit, crash or abort?)");
+        }
+        c.closed = true;
+        return;
+      }
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+        fail_on(c, StatusCode::kUnavailable,
+                std::string("receive failed: ") + std::strerror(errno) +
+                    " (did the peer exit or crash?)");
+      }
+      c.header_got += static_cast<size_t>(n);
+      if (c.header_got < kFrameHeaderSize) continue;
+      c.header_got = 0;
+      try {
+        c.frame = parse_frame_header({c.header, kFrameHeaderSize}, static_cast<uint32_t>(c.peer));
+      } catch (const Error& e) {
+        fail_on(c, e.code(), "rejected a malformed frame: " + e.message());
+      }
+      if (!start_frame(c)) return;
+      continue;
+    }
+    if (c.reading_abort) {
+      char buf[4096];
+      size_t want = c.frame.payload_bytes - c.abort_text.size();
+      ssize_t n = ::recv(c.fd.get(), buf, want, MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+      if (n > 0) c.abort_text.append(buf, static_cast<size_t>(n));
+      if (n <= 0 || c.abort_text.size() == c.frame.payload_bytes) {
+        fail_on(c, StatusCode::kAborted, "the peer aborted: " + c.abort_text);
+      }
+      continue;
+    }
+    Task& t = plan_->tasks()[c.receive_task];
+    uint64_t left = t.bytes - c.got;
+    uint8_t* dst;
+    if (t.reduce) {
+      left = std::min(left, kReducePiece);
+      dst = c.scratch.data() + c.got;
+    } else {
+      dst = t.data + c.got;
+    }
+    ssize_t n = ::recv(c.fd.get(), dst, left, MSG_DONTWAIT);
+    if (n == 0) {
+      fail_on(c, StatusCode::kUnavailable,
+              "the peer closed its connection in the middle of a frame (did it exit or crash?)");
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      fail_on(c, StatusCode::kUnavailable, std::string("receive failed: ") + std::strerror(errno));
+    }
+    if (c.frame.flags & kFlagPayloadCrc) c.crc = crc32c_extend(c.crc, dst, size_t(n));
+    c.got += static_cast<uint64_t>(n);
+    if (t.reduce) {
+      uint64_t ready = c.got == t.bytes ? c.got : c.got / t.element_size * t.element_size;
+      if (ready > c.reduced) {
+        t.reduce(t.data + c.reduced, c.scratch.data() + c.reduced, t.local + c.reduced,
+                 (ready - c.reduced) / t.element_size);
+        c.reduced = ready;
+      }
+    }
+    if (c.got == t.bytes) finish_receive(c);
+  }
+}
+
+std::string Transport::pending_summary() const {
+  std::map<int, int> receives, sends;
+  for (const Task& t : plan_->tasks()) {
+    if (t.done) continue;
+    (t.is_send ? sends : receives)[t.peer]++;
+  }
+  std::string s;
+  for (auto [peer, n] : receives) {
+    s += "; waiting for " + std::to_string(n) + " frame(s) from " + describe_peer(peer);
+  }
+  for (auto [peer, n] : sends) {
+    s += "; " + std::to_string(n) + " frame(s) to " + describe_peer(peer) + " not sent";
+  }
+  return s;
+}
+
+void Transport::shut_down_connections(const std::string* abort_reason) {
+  for (Connection* c : all_connections_) {
+    if (!c->fd.valid()) continue;
+    if (abort_reason && c->send_task < 0 && !c->closed) {
+      // Best effort, at a frame boundary only: tell the peer why.
+      std::string reason = abort_reason->substr(0, 4096);
+      FrameHeader h;
+      h.kind = FrameKind::kAbort;
+      h.payload_bytes = reason.size();
+      h.source_rank = static_cast<uint32_t>(rank_);
+      uint8_t header[kFrameHeaderSize];
+      encode_frame_header(h, header);
+      iovec iov[2] = {{header, kFrameHeaderSize}, {reason.data(), reason.size()}};
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = 2;
+      (void)::sendmsg(c->fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    ::shutdown(c->fd.get(), SHUT_RDWR);
+  }
+}
+
+void Transport::abort(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(abort_mutex_);
+  if (abort_requested_.exchange(true)) return;
+  abort_reason_ = "rank " + std::to_string(rank_) + " called abort(): " + reason;
+  if (plan_ == nullptr) {
+    failed_ = true;
+    failure_code_ = StatusCode::kAborted;
+    failure_ = abort_reason_;
+    shut_down_connections(&abort_reason_);
+  } else {
+    char c = 1;
+    (void)!::write(wake_pipe_[1], &c, 1);
+  }
+}
+
+void Transport::run(Plan& plan) {
+  {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    if (failed_) throw_error(failure_code_, failure_ + " (the communicator failed earlier)");
+    plan_ = &plan;
+  }
+  std::vector<Task>& tasks = plan.tasks();
+  remaining_ = tasks.size();
+  receives_.clear();
+  deadline_ = Deadline(options_.timeout_seconds);
+  try {
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      Task& t = tasks[i];
+      if (t.peer < 0 || t.peer >= world() || t.peer == rank_) {
+        throw_error(StatusCode::kInternal, "plan names invalid peer " + std::to_string(t.peer));
+      }
+      if (!t.is_send) {
+        receives_.emplace(Key{t.peer, t.kind, t.seq, t.step, t.chunk}, static_cast<int>(i));
+        connection_for(t).pending_receives++;
+        if (connection_for(t).closed) {
+          fail_on(connection_for(t), StatusCode::kUnavailable,
+                  "the peer closed its connection earlier (did it exit?)");
+        }
+      }
+    }
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (tasks[i].is_send && tasks[i].unmet == 0) enqueue_send(static_cast<int>(i));
+    }
+    for (Connection* c : all_connections_) {
+      if (c->parked) {
+        c->parked = false;
+        if (start_frame(*c)) handle_readable(*c);
+      }
+    }
+    std::vector<pollfd> fds;
+    std::vector<Connection*> polled;
+    while (remaining_ > 0) {
+      if (abort_requested_) throw_error(StatusCode::kAborted, abort_reason_);
+      fds.clear();
+      polled.clear();
+      fds.push_back({wake_pipe_[0], POLLIN, 0});
+      for (Connection* c : all_connections_) {
+        if (c->closed) continue;
+        short events = c->parked ? 0 : POLLIN;
+        if (c->send_task >= 0 || !c->queue.empty()) events |= POLLOUT;
+        fds.push_back({c->fd.get(), events, 0});
+        polled.push_back(c);
+      }
+      int rc = ::poll(fds.data(), fds.size(), deadline_.remaining_ms(1000));
+      if (rc < 0 && errno != EINTR) {
+        throw_error(StatusCode::kInternal, std::string("poll: ") + std::strerror(errno));
+      }
+      if (rc > 0) {
+        // Drain receives first: it frees the senders and feeds our next sends.
+        for (size_t i = 1; i < fds.size(); ++i) {
+          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+            if (polled[i - 1]->parked && !(fds[i].revents & POLLIN)) continue;
+            handle_readable(*polled[i - 1]);
+          }
+        }
+        for (size_t i = 1; i < fds.size(); ++i) {
+          if ((fds[i].revents & POLLOUT) && !polled[i - 1]->writing) handle_writable(*polled[i - 1]);
+        }
+      }
+      if (remaining_ > 0 && deadline_.expired()) {
+        throw_error(StatusCode::kDeadlineExceeded,
+                    std::string(plan.name()) + " #" + std::to_string(plan.seq()) +
+                        ": timed out after " + std::to_string(options_.timeout_seconds) +
+                        " s (POLYCHIP_COMM_TIMEOUT)" + pending_summary());
+      }
+    }
+  } catch (const Error& e) {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    failed_ = true;
+    failure_code_ = e.code();
+    failure_ = e.message();
+    std::string reason = "rank " + std::to_string(rank_) + " failed: " + e.message();
+    shut_down_connections(&reason);
+    plan_ = nullptr;
+    throw;
+  }
+  std::lock_guard<std::mutex> lock(abort_mutex_);
+  plan_ = nullptr;
+}
+
+}  // namespace polychip::comm

@@ -1,0 +1,106 @@
+// polychip's TCP transport: a full mesh of authenticated sockets (several
+// per peer) and one poll()-driven event loop that runs a Plan on the calling
+// thread. Every connection is watched during every operation, so a peer that
+// dies or closes is noticed at once; a peer that hangs hits the deadline.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "handshake.hpp"
+#include "plan.hpp"
+#include "polychip/error.hpp"
+#include "socket.hpp"
+
+namespace polychip::comm {
+
+struct TransportOptions {
+  double timeout_seconds = 300;
+  bool checksum = false;
+  int sockets_per_peer = 2;
+};
+
+class Transport {
+ public:
+  // Builds the mesh: connects to lower ranks, accepts higher ones on
+  // `listener`; connections that fail the handshake are dropped and counted.
+  Transport(int rank, std::vector<PeerInfo> peers, Fd listener, const Credentials& credentials,
+            TransportOptions options);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // Runs `plan` to completion; throws (and marks the transport failed,
+  // closing every connection so peers fail fast) on any error.
+  void run(Plan& plan);
+  // Thread-safe: makes a running or future run() throw ABORTED and tells
+  // the peers why.
+  void abort(const std::string& reason);
+
+  uint64_t next_collective_seq() { return next_collective_seq_++; }
+  uint64_t next_send_seq(int peer) { return next_send_seq_[peer]++; }
+  uint64_t next_recv_seq(int peer) { return next_recv_seq_[peer]++; }
+
+  int rank() const { return rank_; }
+  int world() const { return static_cast<int>(peers_.size()); }
+  const PeerInfo& peer(int r) const { return peers_[r]; }
+  const TransportOptions& options() const { return options_; }
+  int refused_connections() const { return refused_connections_; }
+  std::string describe_peer(int r) const;
+
+ private:
+  struct Connection;
+  struct Key {
+    int peer;
+    FrameKind kind;
+    uint64_t seq;
+    uint32_t step;
+    uint32_t chunk;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+
+  void connect_mesh(Fd listener, const Credentials& credentials);
+  Connection& connection_for(const Task& t);
+  void enqueue_send(int task);
+  void complete(int task);
+  void handle_readable(Connection& c);
+  void handle_writable(Connection& c);
+  bool start_frame(Connection& c);  // false: parked for a later plan
+  void finish_receive(Connection& c);
+  [[noreturn]] void fail_on(Connection& c, StatusCode code, const std::string& why);
+  void shut_down_connections(const std::string* abort_reason);
+  std::string pending_summary() const;
+
+  int rank_;
+  std::vector<PeerInfo> peers_;
+  TransportOptions options_;
+  std::vector<std::vector<std::unique_ptr<Connection>>> connections_;  // [peer][socket]
+  std::vector<Connection*> all_connections_;
+  int refused_connections_ = 0;
+
+  uint64_t next_collective_seq_ = 0;
+  std::vector<uint64_t> next_send_seq_, next_recv_seq_;
+
+  // State of the plan being run.
+  Plan* plan_ = nullptr;
+  Deadline deadline_{0};
+  size_t remaining_ = 0;
+  std::unordered_map<Key, int, KeyHash> receives_;
+
+  std::mutex abort_mutex_;
+  std::atomic<bool> abort_requested_{false};
+  std::string abort_reason_;
+  int wake_pipe_[2] = {-1, -1};
+  bool failed_ = false;
+  std::string failure_;
+  StatusCode failure_code_ = StatusCode::kOk;
+};
+
+}  // namespace polychip::comm

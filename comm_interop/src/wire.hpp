@@ -1,0 +1,119 @@
+// The wire protocol (docs/comm.md "Wire protocol"): fixed-size, CRC-guarded
+// frame headers for data, a three-message HMAC handshake on every
+// connection, and the rendezvous store's requests. Every parser validates
+// every field and throws Error(DATA_CORRUPTION) naming what was wrong.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hmac_sha256.hpp"
+
+namespace polychip::comm {
+
+inline constexpr uint8_t kWireVersion = 1;
+inline constexpr uint32_t kFrameMagic = 0x314d4350;      // "PCM1"
+inline constexpr uint32_t kHelloMagic = 0x31484350;      // "PCH1"
+inline constexpr uint32_t kChallengeMagic = 0x31434350;  // "PCC1"
+inline constexpr uint32_t kResponseMagic = 0x31524350;   // "PCR1"
+// Largest payload a frame may announce (chunks are ~1 MiB; p2p messages
+// are split into frames no larger than this).
+inline constexpr uint64_t kMaxFramePayload = uint64_t{64} << 20;
+
+enum class FrameKind : uint8_t {
+  kCollective = 1,  // seq = collective sequence number of the communicator
+  kPointToPoint = 2,  // seq = per-(sender, receiver) message number
+  kAbort = 3,  // payload = UTF-8 reason; the sender is giving up
+};
+
+enum FrameFlags : uint16_t { kFlagPayloadCrc = 1 };
+
+struct FrameHeader {
+  FrameKind kind = FrameKind::kCollective;
+  uint16_t flags = 0;
+  uint64_t seq = 0;
+  uint32_t step = 0;
+  uint32_t chunk = 0;
+  uint64_t payload_bytes = 0;
+  uint32_t payload_crc = 0;
+  uint32_t source_rank = 0;
+};
+inline constexpr size_t kFrameHeaderSize = 48;
+
+void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]);
+// Validates magic, version, kind, flags, header CRC, payload size and that
+// the source is `expected_source`.
+FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected_source);
+
+// Handshake: connector -> Hello; acceptor -> Challenge (its nonce and its
+// proof); connector -> Response (its proof). Both proofs are HMACs over the
+// Hello and the acceptor's nonce, so neither side can be replayed.
+enum class ConnectionRole : uint16_t { kPeer = 1, kStore = 2 };
+using JobId = std::array<uint8_t, 16>;
+using Nonce = std::array<uint8_t, 32>;
+
+struct Hello {
+  ConnectionRole role = ConnectionRole::kPeer;
+  JobId job{};
+  uint32_t rank = 0;
+  uint32_t world = 0;
+  uint32_t socket_index = 0;
+  Nonce nonce{};
+};
+inline constexpr size_t kHelloSize = 4 + 2 + 2 + 16 + 4 + 4 + 4 + 32;
+inline constexpr size_t kChallengeSize = 4 + 32 + 32;
+inline constexpr size_t kResponseSize = 4 + 32;
+// Most ranks and sockets a Hello may name.
+inline constexpr uint32_t kMaxWorld = 1u << 20;
+inline constexpr uint32_t kMaxSocketsPerPeer = 16;
+
+std::vector<uint8_t> encode_hello(const Hello& h);
+Hello parse_hello(std::span<const uint8_t> bytes);
+struct Challenge {
+  Nonce nonce{};
+  Digest proof{};
+};
+std::vector<uint8_t> encode_challenge(const Challenge& c);
+Challenge parse_challenge(std::span<const uint8_t> bytes);
+std::vector<uint8_t> encode_response(const Digest& proof);
+Digest parse_response(std::span<const uint8_t> bytes);
+// The proofs: HMAC(secret, label | hello bytes | acceptor nonce).
+Digest acceptor_proof(std::span<const uint8_t> secret, std::span<const uint8_t> hello_bytes,
+                      const Nonce& acceptor_nonce);
+Digest connector_proof(std::span<const uint8_t> secret, std::span<const uint8_t> hello_bytes,
+                       const Nonce& acceptor_nonce);
+
+// Rendezvous store: length-prefixed requests/responses after the handshake.
+enum class StoreOp : uint8_t { kSet = 1, kGet = 2, kAdd = 3 };
+struct StoreRequest {
+  StoreOp op = StoreOp::kSet;
+  std::string key;
+  std::vector<uint8_t> value;  // kAdd: 8-byte little-endian increment
+};
+inline constexpr uint32_t kMaxStoreKey = 256;
+inline constexpr uint32_t kMaxStoreValue = 1u << 16;
+// Requests are sent as u32 length + body; `body` excludes the length.
+std::vector<uint8_t> encode_store_request(const StoreRequest& r);
+StoreRequest parse_store_request(std::span<const uint8_t> body);
+
+// One rank's rendezvous record: who it is and where to reach it.
+struct PeerInfo {
+  uint32_t rank = 0;
+  std::string host;         // hostname, for messages
+  std::string address;      // IPv4/IPv6 literal others connect to
+  uint16_t port = 0;
+  std::string device_type;  // "vendor.model" or "host"
+  std::string vendor;
+  uint32_t pid = 0;
+};
+std::vector<uint8_t> encode_peer_info(const PeerInfo& p);
+PeerInfo parse_peer_info(std::span<const uint8_t> bytes);
+
+std::string to_hex(std::span<const uint8_t> bytes);
+// Throws INVALID_ARGUMENT naming `what` on a bad hex string.
+std::vector<uint8_t> from_hex(std::string_view hex, const char* what);
+
+}  // namespace polychip::comm

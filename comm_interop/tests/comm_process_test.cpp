@@ -1,0 +1,181 @@
+// Real multi-process tests: mpirun -np 2 / -np 4 and the built-in local
+// launcher with ranks on different adapters (cpu, sim, opencl), two
+// network namespaces joined by a veth pair, and the fault cases (a rank
+// killed or stopped mid all-reduce, abort, a wrong secret).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <map>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "polychip/comm/local_launcher.hpp"
+
+using namespace polychip::comm;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string output;
+  double seconds = 0;
+};
+
+Outcome shell(const std::string& command) {
+  Outcome o;
+  auto start = std::chrono::steady_clock::now();
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) o.output.append(buf, n);
+  int status = ::pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return o;
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/polychip_comm_test_XXXXXX";
+  return ::mkdtemp(tmpl);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool have_mpirun() { return shell("command -v mpirun").code == 0; }
+
+const std::string kMpirun =
+    "timeout 300 mpirun --allow-run-as-root --oversubscribe -x POLYCHIP_COMM_TIMEOUT=60 ";
+
+TEST(CommProcesses, MpirunTwoRanksOnCpuAndSimIncluding64MiB) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o = shell(kMpirun + "-np 2 " + COMM_WORKER + " sweep --devices cpu,sim.faithful --big");
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("rank 1 (sim.faithful)"), std::string::npos) << o.output;
+}
+
+TEST(CommProcesses, MpirunFourRanksOnCpuSimAndOpencl) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o = shell(kMpirun + "-np 4 " + COMM_WORKER +
+                    " sweep --quick --devices cpu,sim.faithful,opencl,sim.bf16acc");
+  EXPECT_EQ(o.code, 0) << o.output;
+}
+
+TEST(CommProcesses, LocalLauncherThreeRanksMixedAdaptersHierarchical) {
+  LocalLaunch launch;
+  launch.program = COMM_WORKER;
+  launch.argv = {COMM_WORKER, "sweep", "--quick", "--devices", "sim.faithful,cpu,sim.faithful"};
+  launch.np = 3;
+  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", "60"}, {"POLYCHIP_COMM_PATH", "hierarchical"}};
+  EXPECT_EQ(launch_local(launch), 0);
+}
+
+TEST(CommProcesses, LocalLauncherWithChecksums) {
+  LocalLaunch launch;
+  launch.program = COMM_WORKER;
+  launch.argv = {COMM_WORKER, "sweep", "--quick"};
+  launch.np = 2;
+  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", "60"}, {"POLYCHIP_COMM_CHECKSUM", "1"}};
+  EXPECT_EQ(launch_local(launch), 0);
+}
+
+// Runs `mode` on np local ranks with logs; returns (exit code, seconds, dir).
+struct FaultRun {
+  int code;
+  double seconds;
+  std::string dir;
+};
+FaultRun run_fault(const std::string& mode, int np, const std::string& timeout,
+                   std::vector<std::map<std::string, std::string>> rank_env = {}) {
+  FaultRun r;
+  r.dir = temp_dir();
+  LocalLaunch launch;
+  launch.program = COMM_WORKER;
+  launch.argv = {COMM_WORKER, mode};
+  launch.np = np;
+  launch.grace_seconds = std::stod(timeout) + 2;
+  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", timeout}, {"COMM_WORKER_LOG_DIR", r.dir}};
+  launch.rank_env = std::move(rank_env);
+  auto start = std::chrono::steady_clock::now();
+  r.code = launch_local(launch);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+TEST(CommFaults, KilledRankMakesEverySurvivorFailFastWithAClearError) {
+  FaultRun r = run_fault("kill", 4, "30");
+  EXPECT_LT(r.seconds, 30) << "survivors waited for the timeout instead of noticing the death";
+  for (int rank : {0, 2, 3}) {
+    std::string log = read_file(r.dir + "/rank" + std::to_string(rank) + ".txt");
+    EXPECT_NE(log.find("failed after"), std::string::npos) << "rank " << rank << ": " << log;
+    // Either the dead rank's closed socket, or a neighbour's abort naming it.
+    EXPECT_TRUE(log.find("rank 1") != std::string::npos) << "rank " << rank << ": " << log;
+  }
+}
+
+TEST(CommFaults, StoppedRankMakesOthersTimeOut) {
+  FaultRun r = run_fault("hang", 2, "3");
+  std::string log = read_file(r.dir + "/rank0.txt");
+  EXPECT_NE(log.find("timed out"), std::string::npos) << log;
+  EXPECT_NE(log.find("rank 1"), std::string::npos) << log;
+  EXPECT_LT(r.seconds, 3 + 2 + 5);
+}
+
+TEST(CommFaults, AbortReachesEveryRank) {
+  FaultRun r = run_fault("abort", 3, "30");
+  EXPECT_LT(r.seconds, 30);
+  for (int rank : {1, 2}) {
+    std::string log = read_file(r.dir + "/rank" + std::to_string(rank) + ".txt");
+    EXPECT_NE(log.find("test requested abort"), std::string::npos) << "rank " << rank << ": " << log;
+  }
+}
+
+TEST(CommFaults, WrongSecretIsRefused) {
+  FaultRun r = run_fault("sweep", 2, "4",
+                         {{}, {{"POLYCHIP_COMM_SECRET", "00112233445566778899aabbccddeeff"}}});
+  EXPECT_NE(r.code, 0);
+  std::string log = read_file(r.dir + "/rank1.txt");
+  EXPECT_NE(log.find("secret"), std::string::npos) << log;
+}
+
+TEST(CommNetworkNamespaces, OneRankInEachNamespaceOverVeth) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for ip netns";
+  std::string suffix = std::to_string(::getpid() % 100000);
+  std::string a = "pca" + suffix, b = "pcb" + suffix;
+  std::string va = "va" + suffix, vb = "vb" + suffix;
+  Outcome setup = shell("ip netns add " + a + " && ip netns add " + b + " && ip link add " + va +
+                        " netns " + a + " type veth peer name " + vb + " netns " + b +
+                        " && ip -n " + a + " addr add 10.231.0.1/24 dev " + va + " && ip -n " +
+                        b + " addr add 10.231.0.2/24 dev " + vb + " && ip -n " + a +
+                        " link set " + va + " up && ip -n " + b + " link set " + vb +
+                        " up && ip -n " + a + " link set lo up && ip -n " + b + " link set lo up");
+  auto cleanup = [&] { shell("ip netns del " + a + "; ip netns del " + b); };
+  if (setup.code != 0) {
+    cleanup();
+    GTEST_SKIP() << "network namespaces not permitted here: " << setup.output;
+  }
+  std::string env = "env WORLD_SIZE=2 MASTER_ADDR=10.231.0.1 MASTER_PORT=29671 "
+                    "POLYCHIP_COMM_TIMEOUT=60 POLYCHIP_COMM_SECRET=5ec7e75ec7e75ec7e75ec7e75ec7e75e ";
+  Outcome o1;
+  std::thread t([&] {
+    o1 = shell("ip netns exec " + b + " " + env + "RANK=1 " + COMM_WORKER + " sweep --quick");
+  });
+  Outcome o0 = shell("ip netns exec " + a + " " + env + "RANK=0 " + COMM_WORKER + " sweep --quick");
+  t.join();
+  cleanup();
+  EXPECT_EQ(o0.code, 0) << o0.output;
+  EXPECT_EQ(o1.code, 0) << o1.output;
+}
+
+}  // namespace

@@ -1,0 +1,349 @@
+// Single-process tests of the comm building blocks: hashes, CRC, dtype
+// conversions, the wire parsers (valid, corrupted, truncated, corpus), the
+// authenticated handshake over real sockets, and communicators whose ranks
+// are threads of this process.
+#include <dirent.h>
+#include <sys/socket.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "crc32c.hpp"
+#include "handshake.hpp"
+#include "hmac_sha256.hpp"
+#include "polychip/comm/bootstrap.hpp"
+#include "polychip/comm/case_runner.hpp"
+#include "polychip/comm/communicator.hpp"
+#include "polychip/dtype.hpp"
+#include "polychip/error.hpp"
+#include "reduce_kernels.hpp"
+#include "wire.hpp"
+
+using namespace polychip;
+using namespace polychip::comm;
+
+namespace {
+
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+TEST(Sha256, MatchesFips180Vector) {
+  EXPECT_EQ(to_hex(sha256(bytes_of("abc"))),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(to_hex(sha256(bytes_of(std::string(1000, 'a')))),
+            "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+}
+
+TEST(HmacSha256, MatchesRfc4231Vectors) {
+  EXPECT_EQ(to_hex(hmac_sha256(bytes_of("Jefe"), bytes_of("what do ya want for nothing?"))),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  std::string long_key(131, '\xaa');
+  EXPECT_EQ(to_hex(hmac_sha256(bytes_of(long_key),
+                               bytes_of("Test Using Larger Than Block-Size Key - Hash Key First"))),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+TEST(Crc32c, MatchesCheckValueAndIsIncremental) {
+  EXPECT_EQ(crc32c("123456789", 9), 0xe3069283u);
+  uint32_t c = crc32c_extend(0, "1234", 4);
+  EXPECT_EQ(crc32c_extend(c, "56789", 5), 0xe3069283u);
+}
+
+TEST(Conversions, HalfAndBfloat16AgreeWithTheHal) {
+  for (uint32_t b = 0; b < 65536; ++b) {
+    uint16_t h = static_cast<uint16_t>(b);
+    float ours = half_bits_to_float(h), hal = f16_bits_to_f32(h);
+    if (std::isnan(hal)) {
+      EXPECT_TRUE(std::isnan(ours));
+    } else {
+      EXPECT_EQ(ours, hal) << std::hex << b;
+    }
+    float ours_bf = bfloat16_bits_to_float(h), hal_bf = bf16_bits_to_f32(h);
+    if (!std::isnan(hal_bf)) EXPECT_EQ(ours_bf, hal_bf) << std::hex << b;
+  }
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 200000; ++i) {
+    uint32_t u = bits(rng);
+    if (i % 4 == 0) u = (u & 0x87ffffffu) | 0x38000000u;  // near the f16 range
+    float f;
+    std::memcpy(&f, &u, 4);
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(float_to_half_bits(f), f64_to_f16_bits(f)) << std::hex << u;
+    ASSERT_EQ(float_to_bfloat16_bits(f), f64_to_bf16_bits(f)) << std::hex << u;
+  }
+}
+
+TEST(ReduceKernels, AverageRoundsOnceAndIntegersTruncate) {
+  int32_t acc[3] = {-7, 7, 9};
+  int32_t out[3];
+  finalize_reduction(acc, DType::kI32, out, DType::kI32, 3, ReduceOp::kAvg, 2);
+  EXPECT_EQ(out[0], -3);
+  EXPECT_EQ(out[1], 3);
+  EXPECT_EQ(out[2], 4);
+  float facc[1] = {3.0f};
+  uint16_t h[1];
+  finalize_reduction(facc, DType::kF32, h, DType::kF16, 1, ReduceOp::kAvg, 2);
+  EXPECT_EQ(h[0], f64_to_f16_bits(1.5));
+}
+
+FrameHeader sample_header() {
+  FrameHeader h;
+  h.kind = FrameKind::kCollective;
+  h.flags = kFlagPayloadCrc;
+  h.seq = 42;
+  h.step = 3;
+  h.chunk = 9;
+  h.payload_bytes = 1 << 20;
+  h.payload_crc = 0xdeadbeef;
+  h.source_rank = 5;
+  return h;
+}
+
+TEST(Wire, FrameHeaderRoundTrips) {
+  uint8_t buf[kFrameHeaderSize];
+  encode_frame_header(sample_header(), buf);
+  FrameHeader h = parse_frame_header({buf, kFrameHeaderSize}, 5);
+  EXPECT_EQ(h.seq, 42u);
+  EXPECT_EQ(h.step, 3u);
+  EXPECT_EQ(h.chunk, 9u);
+  EXPECT_EQ(h.payload_bytes, 1u << 20);
+  EXPECT_EQ(h.payload_crc, 0xdeadbeefu);
+}
+
+void expect_corrupt(const std::function<void()>& f, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << what << ": " << e.what();
+  }
+}
+
+TEST(Wire, EveryCorruptedTruncatedOrMisattributedHeaderIsRejected) {
+  uint8_t good[kFrameHeaderSize];
+  encode_frame_header(sample_header(), good);
+  for (size_t i = 0; i < kFrameHeaderSize; ++i) {
+    for (uint8_t flip : {uint8_t{1}, uint8_t{0x80}}) {
+      uint8_t bad[kFrameHeaderSize];
+      std::memcpy(bad, good, sizeof(bad));
+      bad[i] ^= flip;
+      expect_corrupt([&] { parse_frame_header({bad, kFrameHeaderSize}, 5); },
+                     "byte " + std::to_string(i));
+    }
+  }
+  for (size_t n = 0; n < kFrameHeaderSize; ++n) {
+    expect_corrupt([&] { parse_frame_header({good, n}, 5); }, "truncated");
+  }
+  expect_corrupt([&] { parse_frame_header({good, kFrameHeaderSize}, 4); }, "wrong source");
+  FrameHeader huge = sample_header();
+  huge.payload_bytes = kMaxFramePayload + 1;
+  uint8_t buf[kFrameHeaderSize];
+  encode_frame_header(huge, buf);
+  expect_corrupt([&] { parse_frame_header({buf, kFrameHeaderSize}, 5); }, "oversized payload");
+}
+
+TEST(Wire, HelloStoreAndPeerRecordsValidateFields) {
+  Hello h;
+  h.rank = 3;
+  h.world = 4;
+  auto bytes = encode_hello(h);
+  EXPECT_EQ(parse_hello(bytes).rank, 3u);
+  auto bad = bytes;
+  bad[bad.size() - 33 - 8] = 9;  // rank 9 >= world 4 (rank field, little endian)
+  expect_corrupt([&] { parse_hello(bad); }, "rank >= world");
+  expect_corrupt([&] { parse_hello({bytes.data(), bytes.size() - 1}); }, "short hello");
+  StoreRequest req{StoreOp::kSet, "peer/1", {1, 2, 3}};
+  auto body = encode_store_request(req);
+  EXPECT_EQ(parse_store_request(body).key, "peer/1");
+  body[1] = 0xff;  // key length far beyond the body
+  expect_corrupt([&] { parse_store_request(body); }, "store key length");
+  PeerInfo p{1, "host", "10.0.0.1", 1234, "sim.faithful", "sim", 77};
+  auto rec = encode_peer_info(p);
+  EXPECT_EQ(parse_peer_info(rec).device_type, "sim.faithful");
+  rec.push_back(0);
+  expect_corrupt([&] { parse_peer_info(rec); }, "trailing byte");
+}
+
+// Files in tests/corpus: first byte picks the parser, the rest is the input;
+// every one of them is malformed and must be rejected cleanly.
+TEST(Wire, MalformedCorpusIsRejected) {
+  DIR* dir = opendir(POLYCHIP_COMM_CORPUS_DIR);
+  ASSERT_NE(dir, nullptr) << POLYCHIP_COMM_CORPUS_DIR;
+  int files = 0;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string(POLYCHIP_COMM_CORPUS_DIR) + "/" + e->d_name, std::ios::binary);
+    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(data.empty()) << e->d_name;
+    std::span<const uint8_t> input(data.data() + 1, data.size() - 1);
+    ++files;
+    expect_corrupt(
+        [&] {
+          switch (data[0]) {
+            case 'f': parse_frame_header(input, 0); break;
+            case 'h': parse_hello(input); break;
+            case 'c': parse_challenge(input); break;
+            case 'r': parse_response(input); break;
+            case 's': parse_store_request(input); break;
+            case 'p': parse_peer_info(input); break;
+            default: throw_error(StatusCode::kDataCorruption, "unknown selector");
+          }
+        },
+        e->d_name);
+  }
+  closedir(dir);
+  EXPECT_GE(files, 10);
+}
+
+struct SocketPair {
+  Fd a, b;
+  SocketPair() {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    a = Fd(fds[0]);
+    b = Fd(fds[1]);
+  }
+};
+
+TEST(Handshake, SharedSecretAuthenticatesBothSides) {
+  SocketPair sp;
+  Credentials creds{{1, 2, 3, 4}, {}};
+  Hello hello;
+  hello.world = 2;
+  hello.rank = 1;
+  std::thread acceptor([&] {
+    Hello got = handshake_as_acceptor(sp.b.get(), creds, Deadline(5));
+    EXPECT_EQ(got.rank, 1u);
+  });
+  EXPECT_NO_THROW(handshake_as_connector(sp.a.get(), hello, creds, Deadline(5), "test peer"));
+  acceptor.join();
+}
+
+TEST(Handshake, WrongSecretIsRefusedOnBothSides) {
+  SocketPair sp;
+  Credentials good{{1, 2, 3, 4}, {}}, bad{{9, 9, 9, 9}, {}};
+  Hello hello;
+  hello.world = 2;
+  hello.rank = 1;
+  std::thread acceptor([&] {
+    try {
+      handshake_as_acceptor(sp.b.get(), good, Deadline(5));
+      ADD_FAILURE() << "acceptor accepted a wrong secret";
+    } catch (const Error& e) {
+      // The connector notices first (the acceptor's proof fails) and hangs up.
+      EXPECT_TRUE(e.code() == StatusCode::kFailedPrecondition ||
+                  e.code() == StatusCode::kUnavailable)
+          << e.what();
+    }
+    sp.b.reset();
+  });
+  try {
+    handshake_as_connector(sp.a.get(), hello, bad, Deadline(5), "test peer");
+    ADD_FAILURE() << "connector passed with a wrong secret";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kFailedPrecondition) << e.what();
+    EXPECT_NE(std::string(e.what()).find("secret"), std::string::npos) << e.what();
+  }
+  sp.a.reset();
+  acceptor.join();
+}
+
+TEST(Bootstrap, SlurmNodeListFirstHost) {
+  EXPECT_EQ(first_slurm_host("node[03-05,7],gpu1"), "node03");
+  EXPECT_EQ(first_slurm_host("a1,a2"), "a1");
+  EXPECT_EQ(first_slurm_host("solo"), "solo");
+}
+
+TEST(Bootstrap, UniqueIdRejectsGarbage) {
+  EXPECT_THROW(UniqueId::from_hex("zz"), Error);
+  EXPECT_THROW(UniqueId::from_hex("00"), Error);
+  UniqueId junk;
+  EXPECT_THROW(Communicator(junk, 0, 1), Error);
+}
+
+// Ranks as threads of this process, joined through a unique id.
+void with_threads(int world, const std::function<void(Communicator&)>& body,
+                  CommConfig config = CommConfig{}) {
+  config.timeout_seconds = 30;
+  UniqueId id = Communicator::create_unique_id(config);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      Communicator comm(id, r, world, config);
+      body(comm);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(Communicator, ThreadRanksRunEveryCollectiveExactly) {
+  for (int world : {1, 3}) {
+    with_threads(world, [](Communicator& comm) {
+      CaseRunner runner(comm, nullptr);
+      for (const std::string& c : collective_names()) {
+        for (DType dt : {DType::kF32, DType::kBF16, DType::kI64}) {
+          for (uint64_t bytes : {0ull, 24ull, 70000ull, 1200000ull}) {
+            for (bool in_place : {false, true}) {
+              CaseSpec spec{c, dt, ReduceOp::kSum, bytes, comm.size() - 1, in_place};
+              EXPECT_EQ(runner.run(spec, 0, 0).wrong, 0u)
+                  << c << " " << dtype_name(dt) << " " << bytes << " in_place " << in_place;
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+TEST(Communicator, HierarchicalPathIsRecordedAndExact) {
+  const int world = 4;
+  UniqueId id = Communicator::create_unique_id();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      CommConfig config;
+      config.timeout_seconds = 30;
+      config.path = "hierarchical";
+      config.device_type = r % 2 ? "sim.faithful" : "cpu.host";
+      Communicator comm(id, r, world, config);
+      EXPECT_EQ(comm.island_count(), 2);
+      CaseRunner runner(comm, nullptr);
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+        for (uint64_t bytes : {16ull, 3000000ull}) {
+          CaseSpec spec{"all_reduce", DType::kF16, op, bytes, 0, false};
+          CaseResult res = runner.run(spec, 0, 0);
+          EXPECT_EQ(res.wrong, 0u);
+          EXPECT_EQ(res.record.path, DataPath::kHierarchical);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(Communicator, ChecksumModeRunsAndBadArgumentsAreNamed) {
+  CommConfig config;
+  config.checksum = true;
+  with_threads(2, [](Communicator& comm) {
+    std::vector<float> a(300000, 1.0f), b(300000);
+    comm.all_reduce(a.data(), b.data(), a.size(), DType::kF32, ReduceOp::kSum);
+    EXPECT_EQ(b[12345], 2.0f);
+    EXPECT_EQ(comm.last_call().transport, "tcp+crc32c");
+    try {
+      comm.broadcast(a.data(), b.data(), 1, DType::kF32, 7);
+      ADD_FAILURE() << "bad root accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("root 7"), std::string::npos);
+    }
+    EXPECT_THROW(comm.all_reduce(a.data(), b.data(), 1, DType::kU8, ReduceOp::kSum), Error);
+  }, config);
+}
+
+}  // namespace

@@ -1,0 +1,35 @@
+// `polychip comm-perf`: nccl-tests compatible collective benchmark with
+// exact result checks; runs under mpirun/srun/torchrun or spawns --np local
+// ranks itself. Logic in comm_interop (polychip_comm).
+#include <memory>
+
+#include "command.hpp"
+#include "polychip/comm/comm_perf.hpp"
+
+namespace {
+
+const bool registered = polychip::cli::register_command(
+    "comm-perf", "Measure and verify collectives (nccl-tests columns)", [](CLI::App& sub) {
+      auto o = std::make_shared<polychip::comm::PerfOptions>();
+      sub.add_option("-c,--collective", o->collective,
+                     "all_reduce | all_gather | reduce_scatter | broadcast | reduce | "
+                     "all_to_all | send_recv | all")
+          ->capture_default_str();
+      sub.add_option("-d,--dtype", o->dtype, "f32 | f16 | bf16 | f64 | i32 | i64")
+          ->capture_default_str();
+      sub.add_option("-o,--op", o->op, "sum | prod | min | max | avg")->capture_default_str();
+      sub.add_option("-r,--root", o->root, "root rank (broadcast, reduce)")->capture_default_str();
+      sub.add_option("-b,--min-bytes", o->min_bytes, "smallest size")->capture_default_str();
+      sub.add_option("-e,--max-bytes", o->max_bytes, "largest size")->capture_default_str();
+      sub.add_option("-f,--step-factor", o->step_factor, "size multiplier")->capture_default_str();
+      sub.add_option("-w,--warmup", o->warmup, "untimed iterations")->capture_default_str();
+      sub.add_option("-n,--iters", o->iterations, "timed iterations")->capture_default_str();
+      sub.add_option("--devices", o->devices,
+                     "device per rank, comma separated (rank r: entry r % count), e.g. "
+                     "cpu,sim.faithful,opencl; default host memory");
+      sub.add_option("-J,--json", o->json_path, "write results as JSON (rank 0)");
+      sub.add_option("--np", o->np, "spawn this many local ranks (built-in launcher)");
+      return [o] { return polychip::comm::run_comm_perf(*o); };
+    });
+
+}  // namespace
