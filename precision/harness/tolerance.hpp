@@ -8,7 +8,8 @@
 //    correctly rounded result is 0.5 ulp away from the exact value).
 //  - "close": |device - exact| <= atol + rtol * |exact| per element, rtol per
 //    dtype as torch/FlagGems, atol = atol_factor * reduce_len * scale, scale
-//    the largest |exact| of that output (FlagGems' 1e-4 x reduce_dim is
+//    the largest finite |exact| of that output when reduce_len > 1, else 1
+//    (FlagGems' 1e-4 x reduce_dim is
 //    absolute; scaling by magnitude keeps the check meaningful for outputs
 //    far from 1, and a per-dtype factor keeps f32 accumulation honest).
 // Integer outputs (argmax) must match exactly.

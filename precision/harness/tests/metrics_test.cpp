@@ -72,9 +72,14 @@ TEST(Metrics, CloseModeScalesAtolWithReductionLengthAndMagnitude) {
   t.atol_factor = 1e-3;
   // scale = max |exact| = 10: atol = 1e-3 * len * 10.
   auto exact = tensor(DType::kF64, {10.0, 0.0});
-  EXPECT_TRUE(compare_output(tensor(DType::kF32, {10.0, 0.009}), exact, t, 1).within_tolerance());
-  EXPECT_FALSE(compare_output(tensor(DType::kF32, {10.0, 0.011}), exact, t, 1).within_tolerance());
-  EXPECT_TRUE(compare_output(tensor(DType::kF32, {10.0, 0.011}), exact, t, 2).within_tolerance());
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {10.0, 0.019}), exact, t, 2).within_tolerance());
+  EXPECT_FALSE(compare_output(tensor(DType::kF32, {10.0, 0.021}), exact, t, 2).within_tolerance());
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {10.0, 0.029}), exact, t, 3).within_tolerance());
+  // Elementwise (reduce_len 1): atol is atol_factor itself, whatever the
+  // magnitudes elsewhere in the output (special values reach FLT_MAX).
+  auto huge = tensor(DType::kF64, {3e38, 0.0});
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {3e38, 0.0009}), huge, t, 1).within_tolerance());
+  EXPECT_FALSE(compare_output(tensor(DType::kF32, {3e38, 0.0011}), huge, t, 1).within_tolerance());
   auto m = compare_output(tensor(DType::kF32, {11.0, 0.0}), exact, t, 1);
   EXPECT_DOUBLE_EQ(m.max_abs_error, 1.0);
   EXPECT_DOUBLE_EQ(m.max_rel_error, 0.1);

@@ -1,0 +1,104 @@
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "atomic_file.hpp"
+#include "polychip/error.hpp"
+#include "results.hpp"
+
+namespace polychip::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(AtomicFile, WritesReplacesAndLeavesNoTemporaries) {
+  fs::path dir = fs::temp_directory_path() / ("polychip_atomic_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "results.json").string();
+  write_file_atomically(path, "first");
+  EXPECT_EQ(slurp(path), "first");
+  write_file_atomically(path, "second, longer");
+  EXPECT_EQ(slurp(path), "second, longer");
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    ++files;
+    EXPECT_EQ(e.path().filename(), "results.json");
+  }
+  EXPECT_EQ(files, 1u);
+  fs::remove_all(dir);
+  try {
+    write_file_atomically("/nonexistent_dir_polychip/x.json", "x");
+    FAIL() << "writing into a missing folder succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("/nonexistent_dir_polychip/x.json"), std::string::npos);
+  }
+}
+
+AdapterRun make_run(const std::string& name, std::vector<std::string> verdicts) {
+  AdapterRun run;
+  run.name = name;
+  run.info = {{"name", name},
+              {"device_type", name},
+              {"version", "1"},
+              {"abi", "1.0"},
+              {"patches", nlohmann::json::array()}};
+  int k = 0;
+  for (const auto& v : verdicts)
+    run.records.push_back({{"id", "exp/f32/4/seed=" + std::to_string(k++)},
+                           {"adapter", name},
+                           {"op", "exp"},
+                           {"dtype", "f32"},
+                           {"verdict", v},
+                           {"message", "a <b> & \"c\""},
+                           {"repro", "polychip certify ..."}});
+  return run;
+}
+
+TEST(Results, CountsVerdictsAndDecidesPerAdapterAndOverall) {
+  CertifyOptions o;
+  o.adapters = {"a", "b"};
+  precision::WaiverList waivers;
+  auto doc = build_results(o,
+                           {make_run("a", {"Pass", "QualityWarning", "NotSupported", "Waived"}),
+                            make_run("b", {"Pass", "Crash"})},
+                           waivers, 1.5);
+  EXPECT_EQ(doc["schema"], "polychip.results/1");
+  EXPECT_EQ(doc["summary"]["Pass"], 2);
+  EXPECT_EQ(doc["summary"]["Crash"], 1);
+  EXPECT_EQ(doc["summary"]["Timeout"], 0);
+  EXPECT_EQ(doc["adapters"][0]["verdict"], "Pass");  // warnings and skips do not fail
+  EXPECT_EQ(doc["adapters"][1]["verdict"], "Fail");
+  EXPECT_EQ(doc["verdict"], "Fail");
+  EXPECT_EQ(doc["cases"].size(), 6u);
+
+  const std::string xml = junit_xml(doc);
+  EXPECT_NE(xml.find("<testsuite name=\"a\" tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"2\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<error type=\"Crash\""), std::string::npos);
+  EXPECT_NE(xml.find("a &lt;b&gt; &amp; &quot;c&quot;"), std::string::npos);
+  EXPECT_EQ(xml.find("<b>"), std::string::npos);
+
+  const std::string table = summary_table(doc);
+  EXPECT_NE(table.find("overall: Fail"), std::string::npos);
+  EXPECT_NE(table.find("Crash"), std::string::npos);
+}
+
+TEST(Results, EnvironmentNamesHostOsCpuVersionTime) {
+  auto env = environment_json();
+  for (const char* k : {"host", "os", "cpu", "polychip_version", "time", "git_commit"})
+    EXPECT_TRUE(env.contains(k)) << k;
+  EXPECT_EQ(env["time"].get<std::string>().back(), 'Z');
+}
+
+}  // namespace
+}  // namespace polychip::conformance
