@@ -352,7 +352,7 @@ const polychip_adapter_api kApi = {
     nullptr,
     {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR},
     "level_zero",
-    "oneAPI Level Zero (any driver; kernels as SPIR-V)",
+    "polychip",
     "0.1.0",
     last_error_message,
     device_count,

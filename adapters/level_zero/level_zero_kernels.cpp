@@ -403,14 +403,12 @@ void launch(Device& dev, const polychip_kernel_args& a) {
     ZeLaunch l(dev, a, "elementwise", t[1].dtype, "pc_adamw_kernel");
     l.arg(n);
     for (int k = 0; k < 7; ++k) l.ptr(k);
-    l.arg(static_cast<float>(attrs.floats[attr::kLr]))
-        .arg(static_cast<float>(beta1))
-        .arg(static_cast<float>(beta2))
-        .arg(static_cast<float>(attrs.floats[attr::kAdamEps]))
-        .arg(static_cast<float>(attrs.floats[attr::kWeightDecay]))
-        .arg(static_cast<float>(1.0 - std::pow(beta1, step)))
-        .arg(static_cast<float>(1.0 - std::pow(beta2, step)))
-        .run1d(static_cast<uint64_t>(n));
+    // WACC is float in these SPIR-V builds (built without cl_khr_fp64).
+    for (double v : {attrs.floats[attr::kLr], beta1, beta2, attrs.floats[attr::kAdamEps],
+                     attrs.floats[attr::kWeightDecay], 1.0 - std::pow(beta1, step),
+                     1.0 - std::pow(beta2, step)})
+      l.arg(static_cast<float>(v));
+    l.run1d(static_cast<uint64_t>(n));
   } else {
     fail(POLYCHIP_NOT_FOUND, fmt::format("the level_zero adapter has no kernel for '{}'", op));
   }

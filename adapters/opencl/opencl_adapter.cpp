@@ -356,7 +356,7 @@ const polychip_adapter_api kApi = {
     nullptr,
     {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR},
     "opencl",
-    "Khronos OpenCL 1.2 (any ICD; tested on PoCL)",
+    "polychip",
     "0.1.0",
     last_error_message,
     device_count,

@@ -14,23 +14,54 @@
 #define PC_GELU_TANH 9
 #define PC_SILU 10
 
-#define PC_GELU_K 0.7978845608028654 /* sqrt(2 / pi) */
-#define PC_GELU_C 0.044715
+// Literals in ACC's precision (no double constants in f32/f16/bf16 builds).
+#if PC_DTYPE == 1
+#define PC_LIT(v) v
+#else
+#define PC_LIT(v) v##f
+#endif
+
+#define PC_GELU_K PC_LIT(0.7978845608028654) /* sqrt(2 / pi) */
+#define PC_GELU_C PC_LIT(0.044715)
 
 inline ACC pc_sigmoid(ACC x) { return (ACC)1 / ((ACC)1 + exp(-x)); }
 
+#if PC_DTYPE == 1
+// Correctly rounded double sqrt: implementations may be 1 ulp off (PoCL
+// is), so the result is checked against its neighbours with the exact
+// residual x - y^2 (an fma). A square root is never exactly halfway.
+inline double pc_sqrt(double x) {
+  double y = sqrt(x);
+  if (!(y > 0) || isinf(y)) return y;
+  double r = fma(-y, y, x);
+  if (r > 0) {
+    double up = nextafter(y, (double)INFINITY);
+    if (fma(-y, up - y, r) > 0) y = up;
+  } else if (r < 0) {
+    double down = nextafter(y, 0.0);
+    if (fma(y, y - down, r) < 0) y = down;
+  }
+  return y;
+}
+#else
+#define pc_sqrt sqrt
+#endif
+
 inline ACC pc_unary(int op, ACC x) {
+  // gelu and silu tend to -0 as x -> -Inf (the formulas give -Inf * 0).
+  if ((op == PC_GELU_ERF || op == PC_GELU_TANH || op == PC_SILU) && isinf(x) && x < 0)
+    return -(ACC)0;
   switch (op) {
     case PC_NEG: return -x;
     case PC_EXP: return exp(x);
     case PC_LOG: return log(x);
-    case PC_SQRT: return sqrt(x);
+    case PC_SQRT: return pc_sqrt(x);
     case PC_RSQRT: return rsqrt(x);
     case PC_TANH: return tanh(x);
     case PC_SIGMOID: return pc_sigmoid(x);
     case PC_RELU: return isnan(x) ? x : (x > (ACC)0 ? x : (ACC)0);
     // erfc keeps the relative accuracy for negative x, where 1 + erf cancels.
-    case PC_GELU_ERF: return (ACC)0.5 * x * erfc(-x * (ACC)0.7071067811865476);
+    case PC_GELU_ERF: return PC_LIT(0.5) * x * erfc(-x * PC_LIT(0.7071067811865476));
     // 0.5 x (1 + tanh u) == x sigmoid(2u), without the cancellation.
     case PC_GELU_TANH: {
       ACC u = (ACC)PC_GELU_K * (x + (ACC)PC_GELU_C * x * x * x);
@@ -54,14 +85,14 @@ inline ACC pc_unary_backward(int op, ACC dy, ACC x) {
     // A select, as torch does: Inf or NaN gradients where x <= 0 give 0.
     case PC_RELU_BW: return x > (ACC)0 ? dy : (ACC)0;
     case PC_GELU_ERF_BW: {
-      ACC cdf = (ACC)0.5 * erfc(-x * (ACC)0.7071067811865476);
-      ACC pdf = exp((ACC)-0.5 * x * x) * (ACC)0.3989422804014327;
+      ACC cdf = PC_LIT(0.5) * erfc(-x * PC_LIT(0.7071067811865476));
+      ACC pdf = exp(-PC_LIT(0.5) * x * x) * PC_LIT(0.3989422804014327);
       return dy * (cdf + x * pdf);
     }
     case PC_GELU_TANH_BW: {
       ACC u = (ACC)PC_GELU_K * (x + (ACC)PC_GELU_C * x * x * x);
       ACC s = pc_sigmoid((ACC)2 * u);  // 0.5 (1 + tanh u)
-      ACC du = (ACC)PC_GELU_K * ((ACC)1 + (ACC)(3 * PC_GELU_C) * x * x);
+      ACC du = (ACC)PC_GELU_K * ((ACC)1 + PC_LIT(0.134145) * x * x);
       return dy * (s + x * (ACC)2 * s * ((ACC)1 - s) * du);
     }
     case PC_SILU_BW: {
@@ -134,23 +165,25 @@ PC_RAW_KERNELS(uint, u32)
 PC_RAW_KERNELS(ulong, u64)
 
 // adamw over contiguous [N] tensors; param, m, v and their outputs are f32,
-// grad is T. Outputs may be the inputs (each element is read before written).
+// grad is T. The step is computed in WACC (double where the device has it;
+// the scalars arrive in WACC too) and each output rounded once to f32. Outputs may be the inputs (each
+// element is read before it is written).
 __kernel void pc_adamw_kernel(long n, __global const float* param, __global const TS* grad,
                               __global const float* m, __global const float* v,
                               __global float* param_out, __global float* m_out,
-                              __global float* v_out, float lr, float beta1, float beta2, float eps,
-                              float weight_decay, float bias1, float bias2) {
+                              __global float* v_out, WACC lr, WACC beta1, WACC beta2, WACC eps,
+                              WACC weight_decay, WACC bias1, WACC bias2) {
   long i = get_global_id(0);
   if (i >= n) return;
-  float g = (float)LD(grad, i);
-  float p = param[i];
-  float mi = beta1 * m[i] + (1.0f - beta1) * g;
-  float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
-  float mhat = mi / bias1;
-  float vhat = vi / bias2;
-  param_out[i] = p - lr * (weight_decay * p + mhat / (sqrt(vhat) + eps));
-  m_out[i] = mi;
-  v_out[i] = vi;
+  WACC g = (WACC)(float)LD(grad, i);  // g converted to f32 first, as the contract says
+  WACC p = (WACC)param[i];
+  WACC mi = beta1 * (WACC)m[i] + ((WACC)1 - beta1) * g;
+  WACC vi = beta2 * (WACC)v[i] + ((WACC)1 - beta2) * g * g;
+  WACC mhat = mi / bias1;
+  WACC vhat = vi / bias2;
+  param_out[i] = (float)(p - lr * (weight_decay * p + mhat / (sqrt(vhat) + eps)));
+  m_out[i] = (float)mi;
+  v_out[i] = (float)vi;
 }
 
 // Rotate-half RoPE over contiguous x [S, H, D]; cos/sin are f32 [S, D/2].

@@ -146,14 +146,13 @@ void run_adamw(const KernelCall& call) {
   Launch launch(call.device, "elementwise", call.t(1).dtype, "pc_adamw_kernel");
   launch.arg(n);
   for (int k = 0; k < 7; ++k) launch.buffer(ops.get(k));
-  launch.arg(static_cast<float>(call.f(attr::kLr)))
-      .arg(static_cast<float>(beta1))
-      .arg(static_cast<float>(beta2))
-      .arg(static_cast<float>(call.f(attr::kAdamEps)))
-      .arg(static_cast<float>(call.f(attr::kWeightDecay)))
-      .arg(static_cast<float>(1.0 - std::pow(beta1, step)))
-      .arg(static_cast<float>(1.0 - std::pow(beta2, step)))
-      .run1d(call.queue, static_cast<uint64_t>(n));
+  // WACC scalars: double where the device has fp64 (see common.cl).
+  const polychip_dtype wacc = call.device.has_fp64 ? POLYCHIP_DTYPE_F64 : POLYCHIP_DTYPE_F32;
+  for (double v :
+       {call.f(attr::kLr), beta1, beta2, call.f(attr::kAdamEps), call.f(attr::kWeightDecay),
+        1.0 - std::pow(beta1, step), 1.0 - std::pow(beta2, step)})
+    launch.arg(AccScalar(wacc, v));
+  launch.run1d(call.queue, static_cast<uint64_t>(n));
   ops.finish();
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "opencl_test_util.hpp"
@@ -153,6 +154,21 @@ TEST_F(OpenclRuntime, GemmMayWriteItsOwnInput) {
   auto out = download(a);
   for (int64_t i = 0; i < n * n; ++i)
     ASSERT_EQ(out[i], 2 * static_cast<double>(static_cast<float>(av[i]))) << i;
+}
+
+TEST_F(OpenclRuntime, F64SqrtIsCorrectlyRoundedAndGeluSiluHaveTheirLimitsAtMinusInf) {
+  OpRunner r(test_runtime(), dev_);
+  std::vector<double> x = random_values(4000, 11, 0, 1000);
+  auto y = r.run("sqrt", {{DType::kF64, {4000}, x}}, {{DType::kF64, {4000}, {}}}, attrs_of("sqrt"));
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(y[0][i], std::sqrt(x[i])) << std::hexfloat << x[i];
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const char* op : {"gelu", "silu"}) {
+    auto v = r.run(op, {{DType::kF32, {2}, {-inf, inf}}}, {{DType::kF32, {2}, {}}}, attrs_of(op));
+    EXPECT_EQ(v[0][0], 0.0) << op;
+    EXPECT_TRUE(std::signbit(v[0][0])) << op;
+    EXPECT_EQ(v[0][1], inf) << op;
+  }
 }
 
 TEST_F(OpenclRuntime, StridedAndOffsetViewsAreHonoured) {
