@@ -5,7 +5,6 @@
 #include <map>
 #include <mutex>
 #include <shared_mutex>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -51,10 +50,24 @@ struct Hook {
   std::string origin;
 };
 
-// The kernel table one adapter reported for one device, indexed by op.
-struct DeviceKernels {
-  std::unordered_map<std::string_view, std::vector<const polychip_kernel_entry*>> by_op;
+// A kernel candidate for one op on one device: its dtype signature and
+// function. Patches come first (newest first), then the adapter's entries.
+struct Candidate {
+  const polychip_dtype* signature;
+  int num_dtypes;
+  polychip_kernel_fn fn;
 };
+
+// What one device can run, indexed by the op's position in the contract.
+struct DeviceKernels {
+  std::string device_type;
+  std::vector<std::vector<const polychip_kernel_entry*>> entries;
+  // Candidates per op, rebuilt whenever the patch set changes.
+  std::vector<std::vector<Candidate>> resolved;
+  uint64_t patch_generation = ~0ull;
+};
+
+size_t op_index(const OpSpec& op) { return static_cast<size_t>(&op - op_contract().data()); }
 
 // Hook points polychip's own framework code calls; patch libraries loaded
 // from POLYCHIP_PATCHES can only target points declared before they load.
@@ -71,6 +84,7 @@ struct Dispatcher::Impl {
   Runtime& runtime;
   mutable std::shared_mutex mutex;
   std::map<std::pair<const polychip_adapter_api*, int>, DeviceKernels> kernels;
+  uint64_t patch_generation = 0;  // bumped by every patch and restore
   // (device type, op) -> patches, most recent last.
   std::map<std::pair<std::string, std::string>, std::vector<Patch>, std::less<>> patches;
   std::map<std::string, std::string> hook_points;
@@ -81,7 +95,7 @@ struct Dispatcher::Impl {
 
   explicit Impl(Runtime& r) : runtime(r) {}
 
-  const DeviceKernels& kernels_of(const Device& d) {
+  DeviceKernels& kernels_of(const Device& d) {
     auto key = std::make_pair(&d.api(), d.index());
     {
       std::shared_lock lock(mutex);
@@ -96,6 +110,8 @@ struct Dispatcher::Impl {
                   fmt::format("adapter '{}' kernel_table returned {} entries and no array",
                               d.adapter_name(), a.num_entries));
     DeviceKernels dk;
+    dk.device_type = d.device_type();
+    dk.entries.resize(op_contract().size());
     for (int i = 0; i < a.num_entries; ++i) {
       const auto& e = a.entries[i];
       if (!e.op || !e.fn || e.num_dtypes < 0 || e.num_dtypes > POLYCHIP_MAX_SIGNATURE)
@@ -107,30 +123,43 @@ struct Dispatcher::Impl {
                     fmt::format("adapter '{}' registers a kernel for '{}', which is not in the "
                                 "op contract",
                                 d.adapter_name(), e.op));
-      dk.by_op[find_op(e.op)->name].push_back(&e);
+      dk.entries[op_index(*find_op(e.op))].push_back(&e);
     }
     std::unique_lock lock(mutex);
     return kernels.emplace(key, std::move(dk)).first->second;
   }
 
+  // Rebuilds the candidate lists of `dk`; called with the lock held.
+  void rebuild_candidates(DeviceKernels& dk) {
+    dk.resolved.assign(op_contract().size(), {});
+    for (size_t i = 0; i < dk.resolved.size(); ++i) {
+      auto it = patches.find(std::make_pair(dk.device_type, std::string(op_contract()[i].name)));
+      if (it != patches.end())
+        for (auto p = it->second.rbegin(); p != it->second.rend(); ++p)
+          dk.resolved[i].push_back({p->raw_signature.data(),
+                                    static_cast<int>(p->raw_signature.size()), p->fn});
+      for (const auto* e : dk.entries[i])
+        dk.resolved[i].push_back({e->signature, e->num_dtypes, e->fn});
+    }
+    dk.patch_generation = patch_generation;
+  }
+
   // The kernel for a validated call, or nullptr.
   polychip_kernel_fn resolve(const Device& d, const OpSpec& op, const polychip_tensor* t, int n) {
+    DeviceKernels& dk = kernels_of(d);
+    const size_t idx = op_index(op);
     {
       std::shared_lock lock(mutex);
-      if (!patches.empty()) {
-        auto it = patches.find(std::make_pair(d.device_type(), std::string(op.name)));
-        if (it != patches.end())
-          for (auto p = it->second.rbegin(); p != it->second.rend(); ++p)
-            if (signature_matches(p->raw_signature.data(),
-                                  static_cast<int>(p->raw_signature.size()), t, n))
-              return p->fn;
+      if (dk.patch_generation == patch_generation) {
+        for (const auto& c : dk.resolved[idx])
+          if (signature_matches(c.signature, c.num_dtypes, t, n)) return c.fn;
+        return nullptr;
       }
     }
-    const auto& dk = kernels_of(d);
-    auto it = dk.by_op.find(op.name);
-    if (it == dk.by_op.end()) return nullptr;
-    for (const auto* e : it->second)
-      if (signature_matches(e->signature, e->num_dtypes, t, n)) return e->fn;
+    std::unique_lock lock(mutex);
+    if (dk.patch_generation != patch_generation) rebuild_candidates(dk);
+    for (const auto& c : dk.resolved[idx])
+      if (signature_matches(c.signature, c.num_dtypes, t, n)) return c.fn;
     return nullptr;
   }
 
@@ -254,6 +283,7 @@ uint64_t Dispatcher::patch(std::string_view device_type, std::string_view op_nam
   p.id = impl_->next_id++;
   uint64_t id = p.id;
   impl_->patches[{p.device_type, p.op}].push_back(std::move(p));
+  ++impl_->patch_generation;
   return id;
 }
 
@@ -265,6 +295,7 @@ void Dispatcher::restore(uint64_t patch_id) {
     if (p != v.end()) {
       v.erase(p);
       if (v.empty()) impl_->patches.erase(it);
+      ++impl_->patch_generation;
       return;
     }
   }

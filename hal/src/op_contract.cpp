@@ -29,11 +29,13 @@ bool same_shape(const polychip_tensor& a, const polychip_tensor& b) {
 
 // --- shape rules, one per family -------------------------------------------
 
-std::string all_same_shape(const OpCall& c, const std::vector<const char*>& names) {
+// `names` has one entry per tensor (an initializer list: no allocation on
+// the dispatch path).
+std::string all_same_shape(const OpCall& c, std::initializer_list<const char*> names) {
   for (size_t k = 1; k < c.tensors.size(); ++k)
     if (!same_shape(c.tensors[0], c.tensors[k]))
-      return fmt::format("'{}' has shape {} but '{}' has shape {}", names[k],
-                         shape_str(c.tensors[k]), names[0], shape_str(c.tensors[0]));
+      return fmt::format("'{}' has shape {} but '{}' has shape {}", names.begin()[k],
+                         shape_str(c.tensors[k]), *names.begin(), shape_str(c.tensors[0]));
   return "";
 }
 std::string check_binary(const OpCall& c) { return all_same_shape(c, {"a", "b", "out"}); }
