@@ -5,7 +5,8 @@
 //  - "ulp": elementwise math, bounded in units in the last place of the
 //    output dtype (OpenCL CTS table). Pass when every element's error,
 //    measured against the exact (float64) result, is <= bound + 0.5 (a
-//    correctly rounded result is 0.5 ulp away from the exact value).
+//    correctly rounded result is 0.5 ulp away from the exact value; for f64
+//    outputs bound + 1, as the oracle's f64 value is itself rounded).
 //  - "close": |device - exact| <= atol + rtol * |exact| per element, rtol per
 //    dtype as torch/FlagGems, atol = atol_factor * reduce_len * scale, scale
 //    the largest finite |exact| of that output when reduce_len > 1, else 1

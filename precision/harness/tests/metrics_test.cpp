@@ -46,6 +46,17 @@ TEST(Metrics, CorrectlyRoundedPassesZeroUlpBoundOneUlpOffFails) {
   EXPECT_EQ(bad.worst_index, 0);
 }
 
+TEST(Metrics, F64AllowsTheOraclesOwnHalfUlp) {
+  const double one_up = 1.0 + std::ldexp(1.0, -52);
+  EXPECT_TRUE(
+      compare_output(tensor(DType::kF64, {one_up}), tensor(DType::kF64, {1.0}), ulp_tol(0), 1)
+          .within_tolerance());
+  const double two_up = 1.0 + std::ldexp(1.0, -51);
+  EXPECT_FALSE(
+      compare_output(tensor(DType::kF64, {two_up}), tensor(DType::kF64, {1.0}), ulp_tol(0), 1)
+          .within_tolerance());
+}
+
 TEST(Metrics, NonFiniteValuesMustMatchTheirClass) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
