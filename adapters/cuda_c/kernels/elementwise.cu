@@ -26,7 +26,7 @@ PC_DEVICE A pc_apply_unary(int op, A x, int approximate) {
     case PC_UNARY_GELU:
       return pc_gelu(x, approximate);
     case PC_UNARY_SILU:
-      return x * pc_sigmoid(x);
+      return pc_silu(x);
     default:
       return x;
   }
@@ -35,18 +35,14 @@ PC_DEVICE A pc_apply_unary(int op, A x, int approximate) {
 template <typename A>
 PC_DEVICE A pc_apply_backward(int op, A dy, A x, int approximate) {
   switch (op) {
-    case PC_BACKWARD_RELU:
-      return x > A(0) ? dy : (x != x ? x : A(0));
+    case PC_BACKWARD_RELU:  // a select, as torch does: dy = Inf/NaN where x <= 0 gives 0
+      return x > A(0) ? dy : A(0);
     case PC_BACKWARD_GELU:
       return dy * pc_gelu_derivative(x, approximate);
-    case PC_BACKWARD_SILU: {
-      const A s = pc_sigmoid(x);
-      return dy * s * (A(1) + x * (A(1) - s));
-    }
-    case PC_BACKWARD_SIGMOID: {
-      const A s = pc_sigmoid(x);
-      return dy * s * (A(1) - s);
-    }
+    case PC_BACKWARD_SILU:
+      return dy * pc_silu_derivative(x);
+    case PC_BACKWARD_SIGMOID:  // s(x) (1 - s(x)) = s(x) s(-x), no cancellation
+      return dy * (pc_sigmoid(x) * pc_sigmoid(-x));
     case PC_BACKWARD_TANH: {
       const A t = pc_tanh(x);
       return dy * (A(1) - t * t);

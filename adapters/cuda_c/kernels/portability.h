@@ -18,6 +18,44 @@
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #define PC_BACKEND_HIP 1
+#elif defined(PC_HOST_EMULATION)
+// The scalar device functions compiled by the host compiler, so unit tests
+// can check them bit for bit against polychip's reference conversions on a
+// machine without a GPU (tests/kernel_numeric_host_test.cpp). Kernels
+// themselves are not emulated.
+#include <math.h>
+
+#include <cstring>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+inline double __longlong_as_double(long long v) {
+  double d;
+  std::memcpy(&d, &v, sizeof d);
+  return d;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+inline float __uint_as_float(unsigned u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+inline float __int_as_float(int i) { return __uint_as_float(static_cast<unsigned>(i)); }
+struct pc_host_dim3 {
+  unsigned x, y, z;
+};
+inline constexpr pc_host_dim3 threadIdx{0, 0, 0}, blockIdx{0, 0, 0}, blockDim{1, 1, 1},
+    gridDim{1, 1, 1};
+inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
+  const unsigned long long old = *p;
+  if (v < old) *p = v;
+  return old;
+}
 #else
 #define PC_BACKEND_CUDA 1
 #endif
