@@ -26,27 +26,6 @@
 
 inline ACC pc_sigmoid(ACC x) { return (ACC)1 / ((ACC)1 + exp(-x)); }
 
-#if PC_DTYPE == 1
-// Correctly rounded double sqrt: implementations may be 1 ulp off (PoCL
-// is), so the result is checked against its neighbours with the exact
-// residual x - y^2 (an fma). A square root is never exactly halfway.
-inline double pc_sqrt(double x) {
-  double y = sqrt(x);
-  if (!(y > 0) || isinf(y)) return y;
-  double r = fma(-y, y, x);
-  if (r > 0) {
-    double up = nextafter(y, (double)INFINITY);
-    if (fma(-y, up - y, r) > 0) y = up;
-  } else if (r < 0) {
-    double down = nextafter(y, 0.0);
-    if (fma(y, y - down, r) < 0) y = down;
-  }
-  return y;
-}
-#else
-#define pc_sqrt sqrt
-#endif
-
 inline ACC pc_unary(int op, ACC x) {
   // gelu and silu tend to -0 as x -> -Inf (the formulas give -Inf * 0).
   if ((op == PC_GELU_ERF || op == PC_GELU_TANH || op == PC_SILU) && isinf(x) && x < 0)
@@ -55,7 +34,7 @@ inline ACC pc_unary(int op, ACC x) {
     case PC_NEG: return -x;
     case PC_EXP: return exp(x);
     case PC_LOG: return log(x);
-    case PC_SQRT: return pc_sqrt(x);
+    case PC_SQRT: return sqrt(x);
     case PC_RSQRT: return rsqrt(x);
     case PC_TANH: return tanh(x);
     case PC_SIGMOID: return pc_sigmoid(x);
