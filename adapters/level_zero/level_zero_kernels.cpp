@@ -176,6 +176,110 @@ int code_of(std::string_view op, const polychip_op_attrs& attrs) {
   return codes.at(op);
 }
 
+// A device buffer for one call, freed when the call is done (the call
+// synchronizes its stream before that).
+class DeviceScratch {
+ public:
+  DeviceScratch(Device& dev, size_t bytes) : dev_(dev) {
+    ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+    check_ze(ze().zeMemAllocDevice(dev.context, &desc, bytes ? bytes : 4, 64, dev.handle, &ptr_),
+             "zeMemAllocDevice (scratch)");
+  }
+  ~DeviceScratch() { ze().zeMemFree(dev_.context, ptr_); }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  void* ptr() const { return ptr_; }
+
+ private:
+  Device& dev_;
+  void* ptr_ = nullptr;
+};
+
+void append_copy(Device& dev, Stream* s, void* dst, const void* src, size_t bytes) {
+  s->submit(dev, [&](ze_command_list_handle_t list) {
+    check_ze(ze().zeCommandListAppendMemoryCopy(list, dst, src, bytes, nullptr, 0, nullptr),
+             "zeCommandListAppendMemoryCopy");
+  });
+}
+
+// cross_entropy(+backward) and embedding(+backward): indices come from
+// device memory, so the kernel records the first out-of-range row in a
+// flag that is read back here (the call waits for its kernel).
+void launch_indexed_body(Device& dev, const polychip_kernel_args& a, DeviceScratch& flag);
+
+void launch_indexed(Device& dev, const polychip_kernel_args& a) {
+  DeviceScratch flag(dev, 4);
+  try {
+    launch_indexed_body(dev, a, flag);
+  } catch (...) {
+    // Copies into the scratch may still be queued: drain before freeing.
+    try {
+      as_stream(a.stream)->synchronize();
+    } catch (const Failure&) {
+    }
+    throw;
+  }
+}
+
+void launch_indexed_body(Device& dev, const polychip_kernel_args& a, DeviceScratch& flag) {
+  std::string_view op = a.op;
+  const polychip_tensor* t = a.tensors;
+  Stream* s = as_stream(a.stream);
+  const int32_t bad_init = INT32_MAX;
+  append_copy(dev, s, flag.ptr(), &bad_init, 4);
+  int64_t limit = 0;
+  const char* what = "ids";
+  if (op == "cross_entropy" || op == "cross_entropy_backward") {
+    int64_t n = t[0].shape[0], c = t[0].shape[1];
+    limit = c;
+    what = "targets";
+    bool bw = op == "cross_entropy_backward";
+    ZeLaunch l(dev, a, "loss", t[0].dtype,
+               bw ? "pc_cross_entropy_backward_kernel" : "pc_cross_entropy_kernel");
+    l.arg(n).arg(c).ptr(0).ptr(1).arg(int32_t{t[1].dtype == POLYCHIP_DTYPE_I64}).ptr(2);
+    if (bw) l.ptr(3);
+    l.arg(flag.ptr()).run1d(static_cast<uint64_t>(n));
+  } else if (op == "embedding") {
+    int64_t n = t[0].shape[0], v = t[1].shape[0], d = t[1].shape[1];
+    limit = v;
+    ZeLaunch(dev, a, "embedding", t[1].dtype, "pc_embedding_kernel")
+        .arg(n)
+        .arg(v)
+        .arg(d)
+        .ptr(0)
+        .arg(int32_t{t[0].dtype == POLYCHIP_DTYPE_I64})
+        .ptr(1)
+        .ptr(2)
+        .arg(flag.ptr())
+        .run1d(static_cast<uint64_t>(n * d));
+  } else {
+    int64_t n = t[0].shape[0], v = t[2].shape[0], d = t[2].shape[1];
+    limit = v;
+    // ACC is float for the f32/f16/bf16 modules: a zeroed f32 accumulator.
+    std::vector<float> zeros(static_cast<size_t>(v * d), 0.0f);
+    DeviceScratch acc(dev, zeros.size() * sizeof(float));
+    append_copy(dev, s, acc.ptr(), zeros.data(), zeros.size() * sizeof(float));
+    ZeLaunch(dev, a, "embedding", t[2].dtype, "pc_embedding_backward_kernel")
+        .arg(n)
+        .arg(v)
+        .arg(d)
+        .ptr(0)
+        .arg(int32_t{t[0].dtype == POLYCHIP_DTYPE_I64})
+        .ptr(1)
+        .arg(acc.ptr())
+        .ptr(2)
+        .arg(flag.ptr())
+        .run1d(static_cast<uint64_t>(d));
+    s->synchronize();  // before `zeros` and `acc` go away
+  }
+  int32_t bad = 0;
+  append_copy(dev, s, &bad, flag.ptr(), 4);
+  s->synchronize();
+  if (bad != INT32_MAX)
+    fail(POLYCHIP_INVALID_ARGUMENT,
+         fmt::format("{}: {}[{}] is outside [0, {})", op, what, bad, limit));
+}
+
 void launch(Device& dev, const polychip_kernel_args& a) {
   std::string_view op = a.op;
   const polychip_tensor* t = a.tensors;
@@ -409,6 +513,9 @@ void launch(Device& dev, const polychip_kernel_args& a) {
                      1.0 - std::pow(beta2, step)})
       l.arg(static_cast<float>(v));
     l.run1d(static_cast<uint64_t>(n));
+  } else if (op == "cross_entropy" || op == "cross_entropy_backward" || op == "embedding" ||
+             op == "embedding_backward") {
+    launch_indexed(dev, a);
   } else {
     fail(POLYCHIP_NOT_FOUND, fmt::format("the level_zero adapter has no kernel for '{}'", op));
   }

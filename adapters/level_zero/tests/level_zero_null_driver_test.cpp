@@ -119,6 +119,20 @@ TEST_F(LevelZeroNullDriver, KernelsReachTheDriverAsSpirvButCannotRunHere) {
     // The driver saw valid SPIR-V produced at build time from opencl_c.
     EXPECT_NE(std::string(e.what()).find("valid SPIR-V"), std::string::npos) << e.what();
   }
+  // An index op allocates its error-flag scratch and queues copies before
+  // the module is needed: the failure must drain and free them cleanly.
+  Tensor ids(dev_, DType::kI64, {3});
+  Tensor w(dev_, DType::kF32, {5, 2});
+  Tensor out(dev_, DType::kF32, {3, 2});
+  try {
+    runtime().dispatcher().call("embedding", {ids, w, out}, default_attrs(*find_op("embedding")),
+                                s);
+    FAIL() << "the null driver cannot run kernels, the call must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find("embedding.cl"), std::string::npos) << e.what();
+  }
+  s.synchronize();
   GTEST_SKIP() << "kernels cannot execute on the Level Zero test driver (no device here); the "
                   "SPIR-V modules were built and accepted as SPIR-V";
 }
