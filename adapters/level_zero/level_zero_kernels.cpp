@@ -356,7 +356,7 @@ void launch(Device& dev, const polychip_kernel_args& a) {
         .ptr(1)
         .ptr(2)
         .run1d(static_cast<uint64_t>(lay.numel));
-  } else if (family == "reduction") {
+  } else if (family == "reduction" && op != "argmax") {
     Layout lay = make_layout(a, {0, 1});
     int64_t axis = attrs.ints[attr::kAxis];
     if (axis < 0) axis += t[0].rank;

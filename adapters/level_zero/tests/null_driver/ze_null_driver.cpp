@@ -2,8 +2,12 @@
 // loads it when ZE_ENABLE_NULL_DRIVER=1. One device whose memory is host
 // memory; command lists are recorded and run in order on the host when a
 // queue executes them; events record host timestamps. It cannot run
-// kernels: zeModuleCreate checks the SPIR-V header and then reports
-// ZE_RESULT_ERROR_UNSUPPORTED_FEATURE with a build log saying so.
+// kernels: modules are accepted when they are SPIR-V, kernels are created
+// when their name is an entry point of it, arguments and group sizes are
+// recorded, and the launch itself is recorded and then refused with
+// ZE_RESULT_ERROR_UNSUPPORTED_FEATURE ("cannot execute kernels"). Tests
+// read the last launch through ze_null_last_launch() to check the
+// adapter's launch geometry and argument packing.
 //
 // The loader (1.8) asks every driver for every ze/zet/zes DDI table and
 // fails zeInit unless each is provided; tables of features not implemented
@@ -62,6 +66,22 @@ struct CommandQueue {
 struct BuildLog {
   std::string text;
 };
+struct Module {
+  std::string spirv;
+};
+struct Kernel {
+  std::string name;
+  uint32_t group[3] = {1, 1, 1};
+  std::map<uint32_t, std::string> args;  // index -> the argument's bytes
+};
+struct Launch {
+  std::string name;
+  uint32_t group[3] = {0, 0, 0};
+  uint32_t count[3] = {0, 0, 0};
+  std::vector<std::string> args;
+};
+std::mutex g_launch_mutex;
+Launch g_last_launch;
 
 ze_driver_handle_t as_handle(NullDriver* d) { return reinterpret_cast<ze_driver_handle_t>(d); }
 ze_device_handle_t as_handle(NullDevice* d) { return reinterpret_cast<ze_device_handle_t>(d); }
@@ -323,12 +343,12 @@ ze_result_t ZE_APICALL EventQueryKernelTimestamp(ze_event_handle_t e,
   return ZE_RESULT_SUCCESS;
 }
 
-// --- modules: SPIR-V is checked, never executed ---------------------------
+// --- modules and kernels: checked and recorded, never executed -----------
 ze_result_t ZE_APICALL ModuleCreate(ze_context_handle_t, ze_device_handle_t,
                                     const ze_module_desc_t* desc, ze_module_handle_t* out,
                                     ze_module_build_log_handle_t* log_out) {
   auto* log = new BuildLog;
-  ze_result_t r = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+  ze_result_t r = ZE_RESULT_SUCCESS;
   uint32_t magic = 0;
   if (!desc || desc->format != ZE_MODULE_FORMAT_IL_SPIRV || desc->inputSize < 20) {
     log->text = "polychip null driver: only SPIR-V modules are accepted";
@@ -338,14 +358,73 @@ ze_result_t ZE_APICALL ModuleCreate(ze_context_handle_t, ze_device_handle_t,
     r = ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
   } else {
     log->text = "polychip null driver: valid SPIR-V of " + std::to_string(desc->inputSize) +
-                " bytes, but this test driver cannot execute kernels";
+                " bytes; this test driver cannot execute kernels";
   }
-  if (out) *out = nullptr;
+  if (out)
+    *out = r == ZE_RESULT_SUCCESS
+               ? reinterpret_cast<ze_module_handle_t>(new Module{std::string(
+                     reinterpret_cast<const char*>(desc->pInputModule), desc->inputSize)})
+               : nullptr;
   if (log_out)
     *log_out = reinterpret_cast<ze_module_build_log_handle_t>(log);
   else
     delete log;
   return r;
+}
+ze_result_t ZE_APICALL ModuleDestroy(ze_module_handle_t m) {
+  delete from<Module>(m);
+  return ZE_RESULT_SUCCESS;
+}
+ze_result_t ZE_APICALL KernelCreate(ze_module_handle_t m, const ze_kernel_desc_t* desc,
+                                    ze_kernel_handle_t* out) {
+  if (!desc || !desc->pKernelName) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  // Entry point names are literal strings in SPIR-V, NUL-terminated.
+  std::string name(desc->pKernelName);
+  if (from<Module>(m)->spirv.find(name + '\0') == std::string::npos)
+    return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+  auto* k = new Kernel;
+  k->name = name;
+  *out = reinterpret_cast<ze_kernel_handle_t>(k);
+  return ZE_RESULT_SUCCESS;
+}
+ze_result_t ZE_APICALL KernelDestroy(ze_kernel_handle_t k) {
+  delete from<Kernel>(k);
+  return ZE_RESULT_SUCCESS;
+}
+ze_result_t ZE_APICALL KernelSetGroupSize(ze_kernel_handle_t k, uint32_t x, uint32_t y,
+                                          uint32_t z) {
+  if (x == 0 || y == 0 || z == 0 || uint64_t{x} * y * z > 1024)
+    return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+  auto* kernel = from<Kernel>(k);
+  kernel->group[0] = x;
+  kernel->group[1] = y;
+  kernel->group[2] = z;
+  return ZE_RESULT_SUCCESS;
+}
+ze_result_t ZE_APICALL KernelSetArgumentValue(ze_kernel_handle_t k, uint32_t index, size_t size,
+                                              const void* value) {
+  std::string bytes(size, '\0');
+  if (value) std::memcpy(bytes.data(), value, size);
+  from<Kernel>(k)->args[index] = bytes;
+  return ZE_RESULT_SUCCESS;
+}
+ze_result_t ZE_APICALL AppendLaunchKernel(ze_command_list_handle_t, ze_kernel_handle_t k,
+                                          const ze_group_count_t* count, ze_event_handle_t,
+                                          uint32_t, ze_event_handle_t*) {
+  auto* kernel = from<Kernel>(k);
+  Launch l;
+  l.name = kernel->name;
+  for (int d = 0; d < 3; ++d) l.group[d] = kernel->group[d];
+  l.count[0] = count->groupCountX;
+  l.count[1] = count->groupCountY;
+  l.count[2] = count->groupCountZ;
+  for (const auto& [index, bytes] : kernel->args) {
+    if (index != l.args.size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // a gap: unset argument
+    l.args.push_back(bytes);
+  }
+  std::lock_guard lock(g_launch_mutex);
+  g_last_launch = std::move(l);
+  return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;  // recorded, but cannot execute
 }
 ze_result_t ZE_APICALL BuildLogDestroy(ze_module_build_log_handle_t l) {
   delete from<BuildLog>(l);
@@ -421,6 +500,7 @@ NULL_EXPORT zeGetCommandListProcAddrTable(ze_api_version_t v, ze_command_list_dd
   t->pfnAppendBarrier = AppendBarrier;
   t->pfnAppendWaitOnEvents = AppendWaitOnEvents;
   t->pfnAppendSignalEvent = AppendSignalEvent;
+  t->pfnAppendLaunchKernel = AppendLaunchKernel;
   return ZE_RESULT_SUCCESS;
 }
 NULL_EXPORT zeGetEventPoolProcAddrTable(ze_api_version_t v, ze_event_pool_dditable_t* t) {
@@ -454,7 +534,40 @@ NULL_EXPORT zeGetModuleProcAddrTable(ze_api_version_t v, ze_module_dditable_t* t
   if (!version_ok(v)) return ZE_RESULT_ERROR_UNSUPPORTED_VERSION;
   *t = {};
   t->pfnCreate = ModuleCreate;
+  t->pfnDestroy = ModuleDestroy;
   return ZE_RESULT_SUCCESS;
+}
+NULL_EXPORT zeGetKernelProcAddrTable(ze_api_version_t v, ze_kernel_dditable_t* t) {
+  if (!version_ok(v)) return ZE_RESULT_ERROR_UNSUPPORTED_VERSION;
+  *t = {};
+  t->pfnCreate = KernelCreate;
+  t->pfnDestroy = KernelDestroy;
+  t->pfnSetGroupSize = KernelSetGroupSize;
+  t->pfnSetArgumentValue = KernelSetArgumentValue;
+  return ZE_RESULT_SUCCESS;
+}
+
+// The last kernel launch, for tests: its name, group size and count, and
+// argument i's bytes (copied into `arg`, at most `capacity`; returns the
+// argument's size, or -1 past the last argument).
+__attribute__((visibility("default"))) int ze_null_last_launch(char* name, size_t name_capacity,
+                                                               uint32_t group[3],
+                                                               uint32_t count[3]) {
+  std::lock_guard lock(g_launch_mutex);
+  std::snprintf(name, name_capacity, "%s", g_last_launch.name.c_str());
+  for (int d = 0; d < 3; ++d) {
+    group[d] = g_last_launch.group[d];
+    count[d] = g_last_launch.count[d];
+  }
+  return static_cast<int>(g_last_launch.args.size());
+}
+__attribute__((visibility("default"))) long ze_null_last_launch_arg(uint32_t i, void* arg,
+                                                                    size_t capacity) {
+  std::lock_guard lock(g_launch_mutex);
+  if (i >= g_last_launch.args.size()) return -1;
+  const std::string& b = g_last_launch.args[i];
+  std::memcpy(arg, b.data(), std::min(capacity, b.size()));
+  return static_cast<long>(b.size());
 }
 NULL_EXPORT zeGetModuleBuildLogProcAddrTable(ze_api_version_t v,
                                              ze_module_build_log_dditable_t* t) {
@@ -477,7 +590,6 @@ NULL_EMPTY_TABLE(zeGetImageProcAddrTable, ze_image_dditable_t)
 NULL_EMPTY_TABLE(zeGetImageExpProcAddrTable, ze_image_exp_dditable_t)
 NULL_EMPTY_TABLE(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 NULL_EMPTY_TABLE(zeGetEventExpProcAddrTable, ze_event_exp_dditable_t)
-NULL_EMPTY_TABLE(zeGetKernelProcAddrTable, ze_kernel_dditable_t)
 NULL_EMPTY_TABLE(zeGetKernelExpProcAddrTable, ze_kernel_exp_dditable_t)
 NULL_EMPTY_TABLE(zeGetSamplerProcAddrTable, ze_sampler_dditable_t)
 NULL_EMPTY_TABLE(zeGetPhysicalMemProcAddrTable, ze_physical_mem_dditable_t)
