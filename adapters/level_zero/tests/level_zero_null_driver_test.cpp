@@ -286,6 +286,10 @@ TEST_F(LevelZeroNullDriver, EveryListedOpBuildsItsModuleAndKernel) {
                          default_attrs(*find_op("embedding_backward")), s);
   EXPECT_EQ(last_launch().name, "pc_embedding_backward_kernel");
   s.synchronize();
+  // Everything up to the launch was checked above; results cannot be.
+  GTEST_SKIP() << "kernel results are not checked: the Level Zero test driver cannot execute "
+                  "SPIR-V and this machine has no Level Zero device (launches were recorded "
+                  "and checked)";
 }
 
 }  // namespace
