@@ -10,6 +10,7 @@ void KernelParams::append(const void* value, size_t size, size_t alignment) {
   }
   std::memcpy(storage_.data() + offset, value, size);
   pointers_.push_back(storage_.data() + offset);
+  sizes_.push_back(size);
   used_ = offset + size;
 }
 

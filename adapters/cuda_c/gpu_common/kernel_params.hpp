@@ -33,6 +33,8 @@ class KernelParams {
   // Pointers to each argument, in order (the kernelParams array).
   void** pointers() { return pointers_.data(); }
   size_t count() const { return pointers_.size(); }
+  // sizeof of each argument, in order (checked against kernel signatures).
+  const std::vector<size_t>& sizes() const { return sizes_; }
   size_t bytes_used() const { return used_; }
   // False once an add() did not fit (the pack must not be launched).
   bool ok() const { return ok_; }
@@ -44,6 +46,7 @@ class KernelParams {
   size_t used_ = 0;
   bool ok_ = true;
   std::vector<void*> pointers_;
+  std::vector<size_t> sizes_;
 };
 
 }  // namespace polychip::gpu

@@ -7,7 +7,7 @@
 #include "block_reduce.cuh"
 #include "math.cuh"
 
-extern __shared__ __align__(16) unsigned char pc_attention_smem[];
+PC_EXTERN_SHARED(pc_attention_smem);
 
 template <typename T>
 PC_DEVICE acc_t<T> pc_dot(const T* a, const T* b, long long dim) {

@@ -21,14 +21,14 @@ struct pc_max_op {
 };
 
 // Every thread of the block passes its partial value; every thread gets the
-// total. `scratch` holds PC_BLOCK_THREADS values; blockDim.x must be
-// PC_BLOCK_THREADS (a power of two).
+// total. `scratch` holds blockDim.x values; blockDim.x must be a power of
+// two (launches use PC_BLOCK_THREADS).
 template <typename A, typename Op>
 PC_DEVICE A pc_block_reduce(A value, A* scratch, Op op) {
   const unsigned t = threadIdx.x;
   scratch[t] = value;
   __syncthreads();
-  for (unsigned s = PC_BLOCK_THREADS / 2; s > 0; s >>= 1) {
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
     if (t < s) scratch[t] = op(scratch[t], scratch[t + s]);
     __syncthreads();
   }

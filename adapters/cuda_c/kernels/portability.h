@@ -21,8 +21,10 @@
 #elif defined(PC_HOST_EMULATION)
 // The scalar device functions compiled by the host compiler, so unit tests
 // can check them bit for bit against polychip's reference conversions on a
-// machine without a GPU (tests/kernel_numeric_host_test.cpp). Kernels
-// themselves are not emulated.
+// machine without a GPU (tests/kernel_numeric_host_test.cpp), and the
+// kernels run with one thread per block (tests/kernel_emulation_test.cpp):
+// that checks their arithmetic and the host's argument packing, not their
+// parallel behaviour.
 #include <math.h>
 
 #include <cstring>
@@ -51,6 +53,11 @@ struct pc_host_dim3 {
 };
 inline constexpr pc_host_dim3 threadIdx{0, 0, 0}, blockIdx{0, 0, 0}, blockDim{1, 1, 1},
     gridDim{1, 1, 1};
+#define __shared__ static
+#define __syncthreads()
+// One emulated thread per block and one block per grid: grid-stride loops
+// cover everything; dynamic shared memory is a static buffer.
+#define PC_EXTERN_SHARED(name) alignas(16) static unsigned char name[1 << 22]
 inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
   const unsigned long long old = *p;
   if (v < old) *p = v;
@@ -58,6 +65,11 @@ inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v)
 }
 #else
 #define PC_BACKEND_CUDA 1
+#endif
+
+#ifndef PC_EXTERN_SHARED
+// Dynamic shared memory (the launch's shared_bytes).
+#define PC_EXTERN_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
 // Every kernel has C linkage so the host finds it by name

@@ -83,7 +83,7 @@ PC_DEVICE void pc_argmax(const pc_tensor_desc& x, const pc_tensor_desc& y, long 
     values[t] = best;
     indices[t] = best_i;
     __syncthreads();
-    for (unsigned s = PC_BLOCK_THREADS / 2; s > 0; s >>= 1) {
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
       if (t < s && indices[t + s] >= 0 &&
           pc_argmax_better(values[t + s], indices[t + s], values[t], indices[t])) {
         values[t] = values[t + s];
