@@ -297,12 +297,16 @@ std::vector<OpSpec> build_contract() {
   ops.push_back(unary("sigmoid", "y = 1 / (1 + e^-x)"));
   ops.push_back(unary("relu", "y = max(x, 0); relu(NaN) = NaN"));
   {
-    auto g = unary("gelu", "y = gelu(x), erf or tanh form (attribute approximate)");
+    auto g = unary("gelu",
+                   "y = gelu(x), erf or tanh form (attribute approximate); at x = ±Inf the limit "
+                   "(-0 or +Inf)");
     g.attrs = {kGeluAttr};
     ops.push_back(g);
   }
-  ops.push_back(unary("silu", "y = x * sigmoid(x)"));
-  ops.push_back(unary_backward("relu_backward", "dx = dy * (x > 0)"));
+  ops.push_back(unary("silu", "y = x * sigmoid(x); at x = ±Inf the limit (-0 or +Inf)"));
+  ops.push_back(unary_backward("relu_backward",
+                                   "dx = dy where x > 0, else 0 (a select: Inf/NaN dy with x <= 0 "
+                                   "gives 0)"));
   {
     auto g = unary_backward("gelu_backward", "dx = dy * gelu'(x), erf or tanh form");
     g.attrs = {kGeluAttr};
