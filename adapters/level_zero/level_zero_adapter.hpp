@@ -32,6 +32,7 @@ struct Device {
   ze_device_handle_t handle = nullptr;
   ze_context_handle_t context = nullptr;
   uint32_t compute_queue_ordinal = 0;
+  bool has_fp64 = false;  // ZE_DEVICE_MODULE_FLAG_FP64: f64 kernels and cast
   double timer_ns_per_tick = 1.0;
   uint64_t timestamp_mask = ~uint64_t{0};
   uint64_t max_alloc_bytes = 0;

@@ -35,6 +35,10 @@ std::unique_ptr<Device> open_device(const ZeApi& api, ze_driver_handle_t driver,
     if (api.zeDeviceGetMemoryProperties(handle, &mem_count, mems.data()) == ZE_RESULT_SUCCESS)
       for (const auto& m : mems) memory += m.totalSize;
   }
+  ze_device_module_properties_t module{};
+  module.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
+  if (api.zeDeviceGetModuleProperties(handle, &module) == ZE_RESULT_SUCCESS)
+    dev->has_fp64 = (module.flags & ZE_DEVICE_MODULE_FLAG_FP64) != 0;
   auto& p = dev->properties;
   p.struct_size = POLYCHIP_STRUCT_SIZE(polychip_device_properties, compute_units);
   std::string id = device_type_id(props.vendorId, props.name, POLYCHIP_DEVICE_TYPE_MAX - 1);
@@ -46,6 +50,9 @@ std::unique_ptr<Device> open_device(const ZeApi& api, ze_driver_handle_t driver,
   for (int d : {POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_BF16, POLYCHIP_DTYPE_I32,
                 POLYCHIP_DTYPE_I64})
     dtypes |= uint64_t{1} << d;
+  if (dev->has_fp64)
+    for (int d : {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F8E4M3, POLYCHIP_DTYPE_F8E5M2})
+      dtypes |= uint64_t{1} << d;
   p.supported_dtypes = dtypes;
   p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS;
   p.compute_units =

@@ -255,10 +255,11 @@ void launch_indexed_body(Device& dev, const polychip_kernel_args& a, DeviceScrat
   } else {
     int64_t n = t[0].shape[0], v = t[2].shape[0], d = t[2].shape[1];
     limit = v;
-    // ACC is float for the f32/f16/bf16 modules: a zeroed f32 accumulator.
-    std::vector<float> zeros(static_cast<size_t>(v * d), 0.0f);
-    DeviceScratch acc(dev, zeros.size() * sizeof(float));
-    append_copy(dev, s, acc.ptr(), zeros.data(), zeros.size() * sizeof(float));
+    // A zeroed accumulator of ACC: double for f64, float otherwise.
+    size_t acc_size = t[2].dtype == POLYCHIP_DTYPE_F64 ? 8 : 4;
+    std::vector<unsigned char> zeros(static_cast<size_t>(v * d) * acc_size, 0);
+    DeviceScratch acc(dev, zeros.size());
+    append_copy(dev, s, acc.ptr(), zeros.data(), zeros.size());
     ZeLaunch(dev, a, "embedding", t[2].dtype, "pc_embedding_backward_kernel")
         .arg(n)
         .arg(v)
@@ -402,6 +403,16 @@ void launch(Device& dev, const polychip_kernel_args& a) {
     l.arg(int32_t{attrs.ints[attr::kCausal] != 0});
     for (int k = 0; k < 5; ++k) l.ptr(k);
     l.run1d(static_cast<uint64_t>(rows));
+  } else if (op == "cast") {
+    // Built with fp64 (the f64 module family): every value through double.
+    Layout lay = make_layout(a, {0, 1});
+    ZeLaunch(dev, a, "cast", POLYCHIP_DTYPE_F64, "pc_cast_kernel")
+        .arg(lay)
+        .arg(static_cast<int32_t>(t[0].dtype))
+        .arg(static_cast<int32_t>(t[1].dtype))
+        .ptr(0)
+        .ptr(1)
+        .run1d(static_cast<uint64_t>(lay.numel));
   } else if (op == "fill" || op == "copy") {
     size_t es = dtype_size(static_cast<DType>(t[0].dtype));
     const char* suffix = es == 8 ? "u64" : es == 4 ? "u32" : "u16";
@@ -507,11 +518,11 @@ void launch(Device& dev, const polychip_kernel_args& a) {
     ZeLaunch l(dev, a, "elementwise", t[1].dtype, "pc_adamw_kernel");
     l.arg(n);
     for (int k = 0; k < 7; ++k) l.ptr(k);
-    // WACC is float in these SPIR-V builds (built without cl_khr_fp64).
+    // WACC: double in the f64 modules (built with fp64), float otherwise.
     for (double v : {attrs.floats[attr::kLr], beta1, beta2, attrs.floats[attr::kAdamEps],
                      attrs.floats[attr::kWeightDecay], 1.0 - std::pow(beta1, step),
                      1.0 - std::pow(beta2, step)})
-      l.arg(static_cast<float>(v));
+      with_acc(t[1].dtype, v, [&](auto x) { l.arg(x); });
     l.run1d(static_cast<uint64_t>(n));
   } else if (op == "cross_entropy" || op == "cross_entropy_backward" || op == "embedding" ||
              op == "embedding_backward") {
@@ -548,18 +559,25 @@ polychip_status run_kernel(const polychip_kernel_args* args) {
   }
 }
 
-// Every op has a launcher above except cast, which rounds through double
-// and so needs fp64 (these SPIR-V modules are built without it).
-bool has_launcher(std::string_view op) { return op != "cast"; }
-
-std::vector<polychip_kernel_entry> build_entries() {
+// Every op, for f32, f16 and bf16; f64 and cast (which rounds through
+// double) where the device has fp64.
+std::vector<polychip_kernel_entry> build_entries(const Device& dev) {
   std::vector<polychip_kernel_entry> entries;
   // A build without clang-14/llvm-spirv-14 has no SPIR-V: no kernels.
   if (embedded_spirv("gemm/2").empty()) return entries;
   for (const OpSpec& op : op_contract()) {
-    if (!has_launcher(op.name)) continue;
-    // f64 needs fp64 support the adapter does not query yet: not listed.
-    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    if (std::string_view(op.name) == "cast") {
+      if (!dev.has_fp64) continue;
+      polychip_kernel_entry e{};
+      e.struct_size = sizeof e;
+      e.op = op.name;
+      e.num_dtypes = 0;  // any pair of the contract's float dtypes
+      e.fn = run_kernel;
+      entries.push_back(e);
+      continue;
+    }
+    for (DType t : op.dtypes) {
+      if (t == DType::kF64 && !dev.has_fp64) continue;
       polychip_kernel_entry e{};
       e.struct_size = sizeof e;
       e.op = op.name;
@@ -578,9 +596,13 @@ std::vector<polychip_kernel_entry> build_entries() {
 
 }  // namespace
 
-const std::vector<polychip_kernel_entry>& kernel_entries(Device&) {
-  static const std::vector<polychip_kernel_entry> entries = build_entries();
-  return entries;
+const std::vector<polychip_kernel_entry>& kernel_entries(Device& device) {
+  static std::mutex mutex;
+  static std::map<const Device*, std::vector<polychip_kernel_entry>> tables;
+  std::lock_guard lock(mutex);
+  auto it = tables.find(&device);
+  if (it == tables.end()) it = tables.emplace(&device, build_entries(device)).first;
+  return it->second;
 }
 
 }  // namespace polychip::level_zero

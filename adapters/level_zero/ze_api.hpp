@@ -17,6 +17,7 @@ struct ZeApi {
   X(zeDeviceGet)                       \
   X(zeDeviceGetProperties)             \
   X(zeDeviceGetMemoryProperties)       \
+  X(zeDeviceGetModuleProperties)       \
   X(zeContextCreate)                   \
   X(zeContextDestroy)                  \
   X(zeCommandQueueCreate)              \

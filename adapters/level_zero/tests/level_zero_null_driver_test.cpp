@@ -103,11 +103,12 @@ TEST_F(LevelZeroNullDriver, KernelTableListsTheSpirvOps) {
   t.struct_size = sizeof t;
   t.device = dev_.index();
   ASSERT_EQ(dev_.api().kernel_table(&t), POLYCHIP_OK);
-  EXPECT_EQ(t.num_entries, 43 * 3);  // every op but cast; f32, f16, bf16
+  EXPECT_EQ(t.num_entries, 43 * 4 + 1);  // the test driver has fp64: 4 dtypes, and cast
   EXPECT_TRUE(runtime().dispatcher().has_kernel(
       dev_, "gemm", {DType::kF32, DType::kF32, DType::kF32, DType::kF32}));
-  EXPECT_FALSE(runtime().dispatcher().has_kernel(
+  EXPECT_TRUE(runtime().dispatcher().has_kernel(
       dev_, "gemm", {DType::kF64, DType::kF64, DType::kF64, DType::kF64}));
+  EXPECT_TRUE(dev_.properties().supports(DType::kF64));
 }
 
 // The test driver's record of the last kernel launch (it records, then
@@ -274,6 +275,11 @@ TEST_F(LevelZeroNullDriver, EveryListedOpBuildsItsModuleAndKernel) {
   Tensor vo(dev_, DType::kF32, {6});
   expect_recorded_launch("adamw", {p, gr, m, vv, po, mo, vo}, default_attrs(*find_op("adamw")), s);
   EXPECT_EQ(last_launch().args.size(), 15u);
+  EXPECT_EQ(last_launch().arg<float>(14), static_cast<float>(1.0 - 0.999));  // f32 WACC
+  Tensor gr64(dev_, DType::kF64, {6});
+  expect_recorded_launch("adamw", {p, gr64, m, vv, po, mo, vo}, default_attrs(*find_op("adamw")),
+                         s);
+  EXPECT_EQ(last_launch().arg<double>(14), 1.0 - 0.999);  // the f64 module's WACC is double
   Tensor logits(dev_, DType::kF32, {6, 8}), targets(dev_, DType::kI32, {6});
   Tensor loss(dev_, DType::kF32, {6}), dlogits(dev_, DType::kF32, {6, 8});
   expect_recorded_launch("cross_entropy", {logits, targets, loss},
@@ -285,6 +291,11 @@ TEST_F(LevelZeroNullDriver, EveryListedOpBuildsItsModuleAndKernel) {
   expect_recorded_launch("embedding_backward", {targets, dlogits, dw},
                          default_attrs(*find_op("embedding_backward")), s);
   EXPECT_EQ(last_launch().name, "pc_embedding_backward_kernel");
+  Tensor c8(dev_, DType::kF8E4M3, {6, 8});
+  expect_recorded_launch("cast", {logits, c8}, default_attrs(*find_op("cast")), s);
+  EXPECT_EQ(last_launch().name, "pc_cast_kernel");
+  EXPECT_EQ(last_launch().arg<int32_t>(1), POLYCHIP_DTYPE_F32);
+  EXPECT_EQ(last_launch().arg<int32_t>(2), POLYCHIP_DTYPE_F8E4M3);
   s.synchronize();
   // Everything up to the launch was checked above; results cannot be.
   GTEST_SKIP() << "kernel results are not checked: the Level Zero test driver cannot execute "

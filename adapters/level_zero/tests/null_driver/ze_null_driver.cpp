@@ -158,6 +158,16 @@ ze_result_t ZE_APICALL DeviceGetMemoryProperties(ze_device_handle_t, uint32_t* c
   return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t ZE_APICALL DeviceGetModuleProperties(ze_device_handle_t,
+                                                 ze_device_module_properties_t* p) {
+  if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  p->spirvVersionSupported = ZE_MAKE_VERSION(1, 2);
+  p->flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64;
+  p->maxArgumentsSize = 2048;
+  p->printfBufferSize = 0;
+  return ZE_RESULT_SUCCESS;
+}
+
 // --- context and memory ---------------------------------------------------
 ze_result_t ZE_APICALL ContextCreate(ze_driver_handle_t, const ze_context_desc_t*,
                                      ze_context_handle_t* out) {
@@ -471,6 +481,7 @@ NULL_EXPORT zeGetDeviceProcAddrTable(ze_api_version_t v, ze_device_dditable_t* t
   t->pfnGet = DeviceGet;
   t->pfnGetProperties = DeviceGetProperties;
   t->pfnGetMemoryProperties = DeviceGetMemoryProperties;
+  t->pfnGetModuleProperties = DeviceGetModuleProperties;
   return ZE_RESULT_SUCCESS;
 }
 NULL_EXPORT zeGetContextProcAddrTable(ze_api_version_t v, ze_context_dditable_t* t) {
