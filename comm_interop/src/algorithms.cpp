@@ -193,8 +193,8 @@ Finish build_ring_reduce_scatter(BuildContext& ctx, const void* send, void* recv
     const int ks = mod(p - s - 1, n), kr = mod(p - s - 2, n);
     for (uint32_t c = 0; c < C; ++c) {
       auto [so, sl] = chunk(ks, c);
-      int st = plan.send(right, kRingReduceScatterStep + s, c, (s == 0 ? in_a : acc) + so * a,
-                         sl * a);
+      int st =
+          plan.send(right, kRingReduceScatterStep + s, c, (s == 0 ? in_a : acc) + so * a, sl * a);
       plan.after(st, previous[c]);
       auto [ro, rl] = chunk(kr, c);
       current[c] = plan.recv_reduce(left, kRingReduceScatterStep + s, c, acc + ro * a,
@@ -235,8 +235,7 @@ Finish build_direct_reduce_scatter(BuildContext& ctx, const void* send, void* re
   };
 }
 
-Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv,
-                             uint64_t send_bytes) {
+Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv, uint64_t send_bytes) {
   Plan& plan = *ctx.plan;
   const int n = ctx.group.size(), p = ctx.group.me;
   auto* out = static_cast<uint8_t*>(recv);
@@ -306,8 +305,9 @@ Finish build_direct_broadcast(BuildContext& ctx, const void* send, void* recv, u
   if (p == root) {
     if (recv != send && recv != nullptr) std::memcpy(recv, send, bytes);
     for (int j = 0; j < n; ++j) {
-      if (j != p) send_frames(plan, ctx.group.ranks[j], kDirectBroadcastStep,
-                              static_cast<const uint8_t*>(send), f);
+      if (j != p)
+        send_frames(plan, ctx.group.ranks[j], kDirectBroadcastStep,
+                    static_cast<const uint8_t*>(send), f);
     }
   } else {
     recv_frames(plan, ctx.group.ranks[root], kDirectBroadcastStep, static_cast<uint8_t*>(recv), f);
@@ -353,9 +353,8 @@ Finish build_chain_reduce(BuildContext& ctx, const void* send, void* recv, uint6
     if (!root_here) {
       plan.after(plan.send(next, kChainStep, c, acc + o * a, l * a), rt);
     } else if (final_result) {
-      plan.on_complete(rt, [=] {
-        finalize_reduction(acc + o * a, A, out + o * d, D, l, r.op, r.avg_ranks);
-      });
+      plan.on_complete(
+          rt, [=] { finalize_reduction(acc + o * a, A, out + o * d, D, l, r.op, r.avg_ranks); });
     }
   }
   return {};

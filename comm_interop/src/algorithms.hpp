@@ -57,8 +57,7 @@ Finish build_ring_reduce_scatter(BuildContext& ctx, const void* send, void* recv
                                  uint64_t recv_count, const Reduction& r);
 Finish build_direct_reduce_scatter(BuildContext& ctx, const void* send, void* recv,
                                    uint64_t recv_count, const Reduction& r);
-Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv,
-                             uint64_t send_bytes);
+Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv, uint64_t send_bytes);
 Finish build_direct_all_gather(BuildContext& ctx, const void* send, void* recv,
                                uint64_t send_bytes);
 // root is a position in the group.

@@ -22,9 +22,8 @@ long parse_long(const char* name, const char* text, long lo, long hi) {
   long v = std::strtol(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
     throw_error(StatusCode::kInvalidArgument, std::string(name) + "='" + text +
-                                                  "' is not an integer in [" +
-                                                  std::to_string(lo) + ", " +
-                                                  std::to_string(hi) + "]");
+                                                  "' is not an integer in [" + std::to_string(lo) +
+                                                  ", " + std::to_string(hi) + "]");
   }
   return v;
 }
@@ -43,7 +42,8 @@ double parse_double(const char* name, const char* text) {
 
 CommConfig CommConfig::from_environment() {
   CommConfig c;
-  if (const char* v = env("POLYCHIP_COMM_TIMEOUT")) c.timeout_seconds = parse_double("POLYCHIP_COMM_TIMEOUT", v);
+  if (const char* v = env("POLYCHIP_COMM_TIMEOUT"))
+    c.timeout_seconds = parse_double("POLYCHIP_COMM_TIMEOUT", v);
   if (const char* v = env("POLYCHIP_COMM_CHECKSUM")) {
     c.checksum = parse_long("POLYCHIP_COMM_CHECKSUM", v, 0, 1) == 1;
   }
@@ -51,17 +51,18 @@ CommConfig CommConfig::from_environment() {
     c.sockets_per_peer = static_cast<int>(parse_long("POLYCHIP_COMM_SOCKETS", v, 1, 16));
   }
   if (const char* v = env("POLYCHIP_COMM_CHUNK_BYTES")) {
-    c.chunk_bytes = static_cast<uint64_t>(
-        parse_long("POLYCHIP_COMM_CHUNK_BYTES", v, 4096, long{64} << 20));
+    c.chunk_bytes =
+        static_cast<uint64_t>(parse_long("POLYCHIP_COMM_CHUNK_BYTES", v, 4096, long{64} << 20));
   }
   if (const char* v = env("POLYCHIP_COMM_SMALL_BYTES")) {
-    c.small_bytes = static_cast<uint64_t>(parse_long("POLYCHIP_COMM_SMALL_BYTES", v, 0, long{1} << 40));
+    c.small_bytes =
+        static_cast<uint64_t>(parse_long("POLYCHIP_COMM_SMALL_BYTES", v, 0, long{1} << 40));
   }
   if (const char* v = env("POLYCHIP_COMM_ALGO")) {
     c.algorithm = v;
     if (c.algorithm != "auto" && c.algorithm != "ring" && c.algorithm != "direct") {
-      throw_error(StatusCode::kInvalidArgument, std::string("POLYCHIP_COMM_ALGO='") + v +
-                                                    "': expected auto, ring or direct");
+      throw_error(StatusCode::kInvalidArgument,
+                  std::string("POLYCHIP_COMM_ALGO='") + v + "': expected auto, ring or direct");
     }
   }
   if (const char* v = env("POLYCHIP_COMM_PATH")) {
@@ -125,13 +126,14 @@ LaunchInfo detect_launch() {
   }
   if (const char* a = env("MASTER_ADDR")) {
     info.master_address = a;
-  } else if (info.launcher == "slurm" && (env("SLURM_STEP_NODELIST") || env("SLURM_JOB_NODELIST"))) {
+  } else if (info.launcher == "slurm" &&
+             (env("SLURM_STEP_NODELIST") || env("SLURM_JOB_NODELIST"))) {
     info.master_address = first_slurm_host(env("SLURM_STEP_NODELIST") ? env("SLURM_STEP_NODELIST")
-                                                                       : env("SLURM_JOB_NODELIST"));
+                                                                      : env("SLURM_JOB_NODELIST"));
   } else {
     const char* local = env("OMPI_COMM_WORLD_LOCAL_SIZE");
-    bool one_node = info.world == 1 || (local && std::atoi(local) == info.world) ||
-                    info.launcher == "torchrun";
+    bool one_node =
+        info.world == 1 || (local && std::atoi(local) == info.world) || info.launcher == "torchrun";
     if (!one_node) {
       throw_error(StatusCode::kInvalidArgument,
                   "ranks span several hosts: set MASTER_ADDR to rank 0's host (mpirun: -x "

@@ -50,8 +50,8 @@ class ByteReader {
     uint32_t n = u32(field);
     if (n > max_length) {
       throw_error(StatusCode::kDataCorruption, std::string(what_) + ": field '" + field +
-                                                   "' length " + std::to_string(n) +
-                                                   " exceeds " + std::to_string(max_length));
+                                                   "' length " + std::to_string(n) + " exceeds " +
+                                                   std::to_string(max_length));
     }
     need(n, field);
     std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), n);
@@ -61,9 +61,9 @@ class ByteReader {
   size_t remaining() const { return bytes_.size() - pos_; }
   void expect_end() const {
     if (remaining() != 0) {
-      throw_error(StatusCode::kDataCorruption, std::string(what_) + ": " +
-                                                   std::to_string(remaining()) +
-                                                   " unexpected trailing bytes");
+      throw_error(
+          StatusCode::kDataCorruption,
+          std::string(what_) + ": " + std::to_string(remaining()) + " unexpected trailing bytes");
     }
   }
 
@@ -76,10 +76,9 @@ class ByteReader {
   }
   void need(size_t n, const char* field) const {
     if (n > remaining()) {
-      throw_error(StatusCode::kDataCorruption, std::string(what_) + ": truncated at field '" +
-                                                   field + "' (need " + std::to_string(n) +
-                                                   " bytes, have " +
-                                                   std::to_string(remaining()) + ")");
+      throw_error(StatusCode::kDataCorruption,
+                  std::string(what_) + ": truncated at field '" + field + "' (need " +
+                      std::to_string(n) + " bytes, have " + std::to_string(remaining()) + ")");
     }
   }
   std::span<const uint8_t> bytes_;

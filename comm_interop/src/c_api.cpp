@@ -68,7 +68,8 @@ polychip_status polychip_comm_get_unique_id(polychip_comm_unique_id* id) {
 polychip_status polychip_comm_init_rank(polychip_comm** comm, const polychip_comm_unique_id* id,
                                         int rank, int world) {
   return guarded([&] {
-    if (!comm || !id) polychip::throw_error(polychip::StatusCode::kInvalidArgument, "comm or id is NULL");
+    if (!comm || !id)
+      polychip::throw_error(polychip::StatusCode::kInvalidArgument, "comm or id is NULL");
     polychip::comm::UniqueId u;
     std::memcpy(u.bytes.data(), id->bytes, 128);
     auto c = std::make_unique<polychip_comm>();
@@ -138,8 +139,8 @@ polychip_status polychip_comm_send(polychip_comm* comm, const void* data, uint64
   return guarded([&] { get(comm).send(data, count, dtype_of(dtype), peer); });
 }
 
-polychip_status polychip_comm_recv(polychip_comm* comm, void* data, uint64_t count,
-                                   int32_t dtype, int peer) {
+polychip_status polychip_comm_recv(polychip_comm* comm, void* data, uint64_t count, int32_t dtype,
+                                   int peer) {
   return guarded([&] { get(comm).recv(data, count, dtype_of(dtype), peer); });
 }
 

@@ -28,10 +28,18 @@ double fold(ReduceOp op, DType dtype, int ranks, uint64_t index) {
     double v = input_value(r, index, op);
     switch (op) {
       case ReduceOp::kSum:
-      case ReduceOp::kAvg: acc += v; break;
-      case ReduceOp::kProd: acc *= v; break;
-      case ReduceOp::kMin: acc = std::min(acc, v); break;
-      case ReduceOp::kMax: acc = std::max(acc, v); break;
+      case ReduceOp::kAvg:
+        acc += v;
+        break;
+      case ReduceOp::kProd:
+        acc *= v;
+        break;
+      case ReduceOp::kMin:
+        acc = std::min(acc, v);
+        break;
+      case ReduceOp::kMax:
+        acc = std::max(acc, v);
+        break;
     }
   }
   if (op == ReduceOp::kAvg) {
@@ -44,13 +52,36 @@ double fold(ReduceOp op, DType dtype, int ranks, uint64_t index) {
 
 void store(double v, DType dtype, uint8_t* dst) {
   switch (dtype) {
-    case DType::kF32: { float f = static_cast<float>(v); std::memcpy(dst, &f, 4); break; }
-    case DType::kF64: std::memcpy(dst, &v, 8); break;
-    case DType::kI32: { int32_t i = static_cast<int32_t>(v); std::memcpy(dst, &i, 4); break; }
-    case DType::kI64: { int64_t i = static_cast<int64_t>(v); std::memcpy(dst, &i, 8); break; }
-    case DType::kF16: { uint16_t h = float_to_half_bits(static_cast<float>(v)); std::memcpy(dst, &h, 2); break; }
-    case DType::kBF16: { uint16_t h = float_to_bfloat16_bits(static_cast<float>(v)); std::memcpy(dst, &h, 2); break; }
-    default: throw_error(StatusCode::kInvalidArgument, "unsupported dtype");
+    case DType::kF32: {
+      float f = static_cast<float>(v);
+      std::memcpy(dst, &f, 4);
+      break;
+    }
+    case DType::kF64:
+      std::memcpy(dst, &v, 8);
+      break;
+    case DType::kI32: {
+      int32_t i = static_cast<int32_t>(v);
+      std::memcpy(dst, &i, 4);
+      break;
+    }
+    case DType::kI64: {
+      int64_t i = static_cast<int64_t>(v);
+      std::memcpy(dst, &i, 8);
+      break;
+    }
+    case DType::kF16: {
+      uint16_t h = float_to_half_bits(static_cast<float>(v));
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    case DType::kBF16: {
+      uint16_t h = float_to_bfloat16_bits(static_cast<float>(v));
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    default:
+      throw_error(StatusCode::kInvalidArgument, "unsupported dtype");
   }
 }
 
@@ -70,14 +101,18 @@ class CaseBuffer {
   }
   void write(const std::vector<uint8_t>& data, uint64_t offset = 0) {
     if (data.empty()) return;
-    if (buffer_) buffer_->copy_from_host(data.data(), data.size(), offset);
-    else std::memcpy(host_.data() + offset, data.data(), data.size());
+    if (buffer_)
+      buffer_->copy_from_host(data.data(), data.size(), offset);
+    else
+      std::memcpy(host_.data() + offset, data.data(), data.size());
   }
   std::vector<uint8_t> read(uint64_t offset, uint64_t size) const {
     std::vector<uint8_t> out(size);
     if (size == 0) return out;
-    if (buffer_) buffer_->copy_to_host(out.data(), size, offset);
-    else std::memcpy(out.data(), host_.data() + offset, size);
+    if (buffer_)
+      buffer_->copy_to_host(out.data(), size, offset);
+    else
+      std::memcpy(out.data(), host_.data() + offset, size);
     return out;
   }
 
@@ -117,7 +152,8 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
   const std::string& c = spec.collective;
   check_comm_dtype(dt, "dtype");
   if (spec.root < 0 || spec.root >= n) {
-    throw_error(StatusCode::kInvalidArgument, "root " + std::to_string(spec.root) + " out of range");
+    throw_error(StatusCode::kInvalidArgument,
+                "root " + std::to_string(spec.root) + " out of range");
   }
   const uint64_t bytes = round_size(c, dt, spec.bytes);
   const uint64_t total = bytes / w;  // elements of the larger buffer
@@ -134,14 +170,22 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
   bool check = true;
   for (uint64_t j = 0; j < out_count; ++j) {
     double v = 0;
-    if (c == "all_reduce") v = fold(spec.op, dt, n, j);
-    else if (c == "all_gather") v = input_value(int(j / block), j % block, spec.op);
-    else if (c == "reduce_scatter") v = fold(spec.op, dt, n, uint64_t(me) * block + j);
-    else if (c == "broadcast") v = input_value(spec.root, j, spec.op);
-    else if (c == "reduce") v = fold(spec.op, dt, n, j);
-    else if (c == "all_to_all") v = input_value(int(j / block), uint64_t(me) * block + j % block, spec.op);
-    else if (c == "send_recv") v = input_value((me - 1 + n) % n, j, spec.op);
-    else throw_error(StatusCode::kInvalidArgument, "unknown collective '" + c + "'");
+    if (c == "all_reduce")
+      v = fold(spec.op, dt, n, j);
+    else if (c == "all_gather")
+      v = input_value(int(j / block), j % block, spec.op);
+    else if (c == "reduce_scatter")
+      v = fold(spec.op, dt, n, uint64_t(me) * block + j);
+    else if (c == "broadcast")
+      v = input_value(spec.root, j, spec.op);
+    else if (c == "reduce")
+      v = fold(spec.op, dt, n, j);
+    else if (c == "all_to_all")
+      v = input_value(int(j / block), uint64_t(me) * block + j % block, spec.op);
+    else if (c == "send_recv")
+      v = input_value((me - 1 + n) % n, j, spec.op);
+    else
+      throw_error(StatusCode::kInvalidArgument, "unknown collective '" + c + "'");
     store(v, dt, &expected[j * w]);
   }
   if (c == "reduce" && me != spec.root) check = false;
@@ -159,14 +203,22 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
   }
   const bool rs_in_place = spec.in_place && c == "reduce_scatter";
   auto in_ref = [&]() { return separate_in ? separate_in->ref() : out.ref(in_offset); };
-  auto out_ref = [&]() { return rs_in_place ? separate_in->ref(uint64_t(me) * block * w) : out.ref(); };
+  auto out_ref = [&]() {
+    return rs_in_place ? separate_in->ref(uint64_t(me) * block * w) : out.ref();
+  };
   auto call = [&]() {
-    if (c == "all_reduce") comm_.all_reduce(in_ref(), out_ref(), total, dt, spec.op);
-    else if (c == "all_gather") comm_.all_gather(in_ref(), out_ref(), block, dt);
-    else if (c == "reduce_scatter") comm_.reduce_scatter(in_ref(), out_ref(), block, dt, spec.op);
-    else if (c == "broadcast") comm_.broadcast(in_ref(), out_ref(), total, dt, spec.root);
-    else if (c == "reduce") comm_.reduce(in_ref(), out_ref(), total, dt, spec.op, spec.root);
-    else if (c == "all_to_all") comm_.all_to_all(in_ref(), out_ref(), block, dt);
+    if (c == "all_reduce")
+      comm_.all_reduce(in_ref(), out_ref(), total, dt, spec.op);
+    else if (c == "all_gather")
+      comm_.all_gather(in_ref(), out_ref(), block, dt);
+    else if (c == "reduce_scatter")
+      comm_.reduce_scatter(in_ref(), out_ref(), block, dt, spec.op);
+    else if (c == "broadcast")
+      comm_.broadcast(in_ref(), out_ref(), total, dt, spec.root);
+    else if (c == "reduce")
+      comm_.reduce(in_ref(), out_ref(), total, dt, spec.op, spec.root);
+    else if (c == "all_to_all")
+      comm_.all_to_all(in_ref(), out_ref(), block, dt);
     else {
       comm_.group_start();
       if (n > 1) {
@@ -177,8 +229,10 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
     }
   };
   auto fill = [&]() {
-    if (separate_in) separate_in->write(input);
-    else out.write(input, in_offset);
+    if (separate_in)
+      separate_in->write(input);
+    else
+      out.write(input, in_offset);
   };
   CaseResult result;
   result.count = total;
@@ -192,8 +246,9 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
   }
   if (!comm_.call_history().empty()) result.record = comm_.last_call();
   if (check) {
-    std::vector<uint8_t> got = rs_in_place ? separate_in->read(uint64_t(me) * block * w, out_count * w)
-                                           : out.read(0, out_count * w);
+    std::vector<uint8_t> got = rs_in_place
+                                   ? separate_in->read(uint64_t(me) * block * w, out_count * w)
+                                   : out.read(0, out_count * w);
     for (uint64_t j = 0; j < out_count; ++j) {
       if (std::memcmp(&got[j * w], &expected[j * w], w) != 0) ++result.wrong;
     }
@@ -204,7 +259,8 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; ++i) call();
     result.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iterations;
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+        iterations;
   }
   return result;
 }

@@ -56,14 +56,13 @@ int run_rank(const PerfOptions& o) {
   uint64_t wrong_total = 0;
   for (const std::string& c : collectives) {
     if (lead) {
-      std::printf("# polychip comm-perf: %s, %d ranks, dtype %s, op %s, devices %s\n", c.c_str(),
-                  n, o.dtype.c_str(), o.op.c_str(), o.devices.empty() ? "host" : o.devices.c_str());
-      std::printf("#%11s %12s %8s %6s %6s  %9s %8s %8s %6s  %9s %8s %8s %6s  %s\n", "size",
-                  "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-                  "algbw", "busbw", "#wrong", "algo/path/transport");
-      std::printf("#%11s %12s %8s %6s %6s  %9s %8s %8s %6s  %9s %8s %8s %6s\n", "(B)",
-                  "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                  "(GB/s)", "");
+      std::printf("# polychip comm-perf: %s, %d ranks, dtype %s, op %s, devices %s\n", c.c_str(), n,
+                  o.dtype.c_str(), o.op.c_str(), o.devices.empty() ? "host" : o.devices.c_str());
+      std::printf("#%11s %12s %8s %6s %6s  %9s %8s %8s %6s  %9s %8s %8s %6s  %s\n", "size", "count",
+                  "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+                  "busbw", "#wrong", "algo/path/transport");
+      std::printf("#%11s %12s %8s %6s %6s  %9s %8s %8s %6s  %9s %8s %8s %6s\n", "(B)", "(elements)",
+                  "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
     }
     for (uint64_t size = o.min_bytes;;) {
       uint64_t bytes = runner.round_size(c, dtype, size);
@@ -89,12 +88,12 @@ int run_rank(const PerfOptions& o) {
         double factor = bus_bandwidth_factor(c, n);
         std::string how = std::string(algorithm_name(rec.algorithm)) + "/" +
                           std::string(data_path_name(rec.path)) + "/" + rec.transport;
-        std::printf("%12llu %12llu %8s %6s %6d  %9.1f %8.3f %8.3f %6llu  %9.1f %8.3f %8.3f %6llu  %s\n",
-                    (unsigned long long)bytes, (unsigned long long)results[0].count,
-                    o.dtype.c_str(), o.op.c_str(), o.root, times[0] * 1e6, algbw(times[0]),
-                    algbw(times[0]) * factor, (unsigned long long)wrong[0], times[1] * 1e6,
-                    algbw(times[1]), algbw(times[1]) * factor, (unsigned long long)wrong[1],
-                    how.c_str());
+        std::printf(
+            "%12llu %12llu %8s %6s %6d  %9.1f %8.3f %8.3f %6llu  %9.1f %8.3f %8.3f %6llu  %s\n",
+            (unsigned long long)bytes, (unsigned long long)results[0].count, o.dtype.c_str(),
+            o.op.c_str(), o.root, times[0] * 1e6, algbw(times[0]), algbw(times[0]) * factor,
+            (unsigned long long)wrong[0], times[1] * 1e6, algbw(times[1]), algbw(times[1]) * factor,
+            (unsigned long long)wrong[1], how.c_str());
         std::fflush(stdout);
         nlohmann::json r;
         r["collective"] = c;
@@ -135,6 +134,30 @@ int run_rank(const PerfOptions& o) {
 }
 
 }  // namespace
+
+uint64_t parse_size(const std::string& text, const char* option) {
+  size_t pos = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(text, &pos);
+  } catch (const std::exception&) {
+    throw_error(StatusCode::kInvalidArgument,
+                std::string(option) + ": '" + text + "' is not a size (e.g. 8, 64K, 64M, 1G)");
+  }
+  std::string unit = text.substr(pos);
+  uint64_t scale = 1;
+  if (unit == "K" || unit == "k")
+    scale = 1ull << 10;
+  else if (unit == "M" || unit == "m")
+    scale = 1ull << 20;
+  else if (unit == "G" || unit == "g")
+    scale = 1ull << 30;
+  else if (!unit.empty()) {
+    throw_error(StatusCode::kInvalidArgument,
+                std::string(option) + ": unknown unit '" + unit + "' in '" + text + "' (K, M, G)");
+  }
+  return v * scale;
+}
 
 int run_comm_perf(const PerfOptions& o) {
   if (o.min_bytes > o.max_bytes) {

@@ -76,9 +76,9 @@ struct Communicator::Impl {
 
   void init(const std::string& store_host, uint16_t store_port, const Credentials& creds) {
     if (world < 1 || rank < 0 || rank >= world) {
-      throw_error(StatusCode::kInvalidArgument, "rank " + std::to_string(rank) +
-                                                    " is outside world size " +
-                                                    std::to_string(world));
+      throw_error(
+          StatusCode::kInvalidArgument,
+          "rank " + std::to_string(rank) + " is outside world size " + std::to_string(world));
     }
     auto [listener, port] = listen_tcp(config.listen_address, 0);
     Deadline deadline(config.timeout_seconds);
@@ -87,8 +87,8 @@ struct Communicator::Impl {
     PeerInfo me;
     me.rank = static_cast<uint32_t>(rank);
     me.host = local_hostname();
-    me.address = !config.advertise_address.empty() ? config.advertise_address
-                                                   : store.local_address();
+    me.address =
+        !config.advertise_address.empty() ? config.advertise_address : store.local_address();
     me.port = port;
     me.device_type = config.device_type;
     me.vendor = config.vendor;
@@ -115,8 +115,8 @@ struct Communicator::Impl {
     for (auto& [type, id] : island_ids) id = next++;
     islands = next;
     for (const PeerInfo& p : peers) {
-      ranks.push_back({static_cast<int>(p.rank), p.host, p.address, p.port, p.device_type,
-                       p.vendor, island_ids[p.device_type]});
+      ranks.push_back({static_cast<int>(p.rank), p.host, p.address, p.port, p.device_type, p.vendor,
+                       island_ids[p.device_type]});
     }
     IslandContext ic;
     ic.device_type = config.device_type;
@@ -180,14 +180,16 @@ struct Communicator::Impl {
 
   void check_root(int root) const {
     if (root < 0 || root >= world) {
-      throw_error(StatusCode::kInvalidArgument,
-                  "root " + std::to_string(root) + " is outside [0, " + std::to_string(world) + ")");
+      throw_error(
+          StatusCode::kInvalidArgument,
+          "root " + std::to_string(root) + " is outside [0, " + std::to_string(world) + ")");
     }
   }
   void check_peer(int peer) const {
     if (peer < 0 || peer >= world) {
-      throw_error(StatusCode::kInvalidArgument,
-                  "peer " + std::to_string(peer) + " is outside [0, " + std::to_string(world) + ")");
+      throw_error(
+          StatusCode::kInvalidArgument,
+          "peer " + std::to_string(peer) + " is outside [0, " + std::to_string(world) + ")");
     }
   }
 
@@ -212,18 +214,19 @@ struct Communicator::Impl {
     }
     bool direct = use_direct(rec.bytes);
     rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kRing;
-    run_collective("all_reduce",
-                   [&](BuildContext& ctx) {
-                     return direct ? build_direct_all_reduce(ctx, in, out, count, r)
-                                   : build_ring_all_reduce(ctx, in, out, count, r);
-                   },
-                   whole());
+    run_collective(
+        "all_reduce",
+        [&](BuildContext& ctx) {
+          return direct ? build_direct_all_reduce(ctx, in, out, count, r)
+                        : build_ring_all_reduce(ctx, in, out, count, r);
+        },
+        whole());
   }
 
   // Intra-island reduce -> inter-island all-reduce between leaders ->
   // intra-island broadcast. Three collective sequence numbers on every rank.
-  void hierarchical_all_reduce(const uint8_t* in, uint8_t* out, uint64_t count,
-                               const Reduction& r, CallRecord& rec) {
+  void hierarchical_all_reduce(const uint8_t* in, uint8_t* out, uint64_t count, const Reduction& r,
+                               CallRecord& rec) {
     const DType A = accumulation_type(r.dtype);
     const size_t a = dtype_size(A), d = dtype_size(r.dtype);
     Group island;
@@ -252,26 +255,26 @@ struct Communicator::Impl {
         std::memcpy(partial.data(), in, count * a);
       }
     } else {
-      run_collective("all_reduce/island_reduce",
-                     [&](BuildContext& ctx) {
-                       return direct ? build_direct_reduce(ctx, in, partial.data(), count,
-                                                           partial_r, 0, false)
-                                     : build_chain_reduce(ctx, in, partial.data(), count,
-                                                          partial_r, 0, false);
-                     },
-                     island);
+      run_collective(
+          "all_reduce/island_reduce",
+          [&](BuildContext& ctx) {
+            return direct ? build_direct_reduce(ctx, in, partial.data(), count, partial_r, 0, false)
+                          : build_chain_reduce(ctx, in, partial.data(), count, partial_r, 0, false);
+          },
+          island);
     }
     // 2. leaders all-reduce the accumulators, then finalise (avg over the world).
     if (leader && leaders.size() > 1) {
       Reduction leader_r{A, partial_r.op, 1};
-      run_collective("all_reduce/leaders",
-                     [&](BuildContext& ctx) {
-                       return direct ? build_direct_all_reduce(ctx, partial.data(),
-                                                               partial.data(), count, leader_r)
-                                     : build_ring_all_reduce(ctx, partial.data(), partial.data(),
-                                                             count, leader_r);
-                     },
-                     leaders);
+      run_collective(
+          "all_reduce/leaders",
+          [&](BuildContext& ctx) {
+            return direct ? build_direct_all_reduce(ctx, partial.data(), partial.data(), count,
+                                                    leader_r)
+                          : build_ring_all_reduce(ctx, partial.data(), partial.data(), count,
+                                                  leader_r);
+          },
+          leaders);
     } else {
       transport->next_collective_seq();
     }
@@ -281,12 +284,13 @@ struct Communicator::Impl {
       transport->next_collective_seq();
       island_ccl->broadcast(out, count * d, 0);
     } else if (island.size() > 1) {
-      run_collective("all_reduce/island_broadcast",
-                     [&](BuildContext& ctx) {
-                       return direct ? build_direct_broadcast(ctx, out, out, count * d, 0)
-                                     : build_chain_broadcast(ctx, out, out, count * d, 0);
-                     },
-                     island);
+      run_collective(
+          "all_reduce/island_broadcast",
+          [&](BuildContext& ctx) {
+            return direct ? build_direct_broadcast(ctx, out, out, count * d, 0)
+                          : build_chain_broadcast(ctx, out, out, count * d, 0);
+          },
+          island);
     } else {
       transport->next_collective_seq();
     }
@@ -314,8 +318,8 @@ struct Communicator::Impl {
       for (uint64_t c = 0; c < frames; ++c) {
         uint64_t off = c * config.chunk_bytes, len = std::min(config.chunk_bytes, bytes - off);
         if (bytes == 0) len = 0;
-        uint64_t seq = op.is_send ? transport->next_send_seq(op.peer)
-                                  : transport->next_recv_seq(op.peer);
+        uint64_t seq =
+            op.is_send ? transport->next_send_seq(op.peer) : transport->next_recv_seq(op.peer);
         int t = op.is_send ? plan.send(op.peer, 0, static_cast<uint32_t>(c), host + off, len)
                            : plan.recv(op.peer, 0, static_cast<uint32_t>(c), host + off, len);
         plan.set_seq(t, FrameKind::kPointToPoint, seq);
@@ -330,18 +334,23 @@ struct Communicator::Impl {
 
 std::string_view reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kProd: return "prod";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kAvg: return "avg";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kProd:
+      return "prod";
+    case ReduceOp::kMin:
+      return "min";
+    case ReduceOp::kMax:
+      return "max";
+    case ReduceOp::kAvg:
+      return "avg";
   }
   return "?";
 }
 
 ReduceOp parse_reduce_op(std::string_view name) {
-  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax,
-                      ReduceOp::kAvg}) {
+  for (ReduceOp op :
+       {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kAvg}) {
     if (reduce_op_name(op) == name) return op;
   }
   throw_error(StatusCode::kInvalidArgument,
@@ -363,29 +372,38 @@ void check_comm_dtype(DType d, const char* argument) {
 
 std::string_view algorithm_name(Algorithm a) {
   switch (a) {
-    case Algorithm::kNone: return "none";
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kDirect: return "direct";
-    case Algorithm::kChain: return "chain";
-    case Algorithm::kPairwise: return "pairwise";
+    case Algorithm::kNone:
+      return "none";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kDirect:
+      return "direct";
+    case Algorithm::kChain:
+      return "chain";
+    case Algorithm::kPairwise:
+      return "pairwise";
   }
   return "?";
 }
 
 std::string_view data_path_name(DataPath p) {
   switch (p) {
-    case DataPath::kHost: return "host";
-    case DataPath::kHostStaging: return "host_staging";
-    case DataPath::kHierarchical: return "hierarchical";
-    case DataPath::kVendorCcl: return "vendor_ccl";
+    case DataPath::kHost:
+      return "host";
+    case DataPath::kHostStaging:
+      return "host_staging";
+    case DataPath::kHierarchical:
+      return "hierarchical";
+    case DataPath::kVendorCcl:
+      return "vendor_ccl";
   }
   return "?";
 }
 
 UniqueId Communicator::create_unique_id(const CommConfig& config) {
   auto [listener, port] = listen_tcp(config.listen_address, 0);
-  std::string address = !config.advertise_address.empty() ? config.advertise_address
-                                                          : advertised_host_address();
+  std::string address =
+      !config.advertise_address.empty() ? config.advertise_address : advertised_host_address();
   std::vector<uint8_t> secret(32);
   random_bytes(secret.data(), secret.size());
   Credentials creds{secret, job_id_for(secret)};
@@ -430,13 +448,12 @@ Communicator::Communicator(const LaunchInfo& launch, CommConfig config)
   // secret is told exactly that instead of "another job".
   std::string job = "launch|" + launch.launcher + "|" + launch.job_key + "|" +
                     launch.master_address + ":" + std::to_string(launch.master_port);
-  Credentials creds{launch.secret,
-                    job_id_for(std::vector<uint8_t>(job.begin(), job.end()))};
+  Credentials creds{launch.secret, job_id_for(std::vector<uint8_t>(job.begin(), job.end()))};
   if (launch.rank == 0) {
     auto [listener, port] = listen_tcp(impl_->config.listen_address, launch.master_port);
     (void)port;
-    impl_->store_server = std::make_unique<StoreServer>(std::move(listener), creds,
-                                                        impl_->config.timeout_seconds);
+    impl_->store_server =
+        std::make_unique<StoreServer>(std::move(listener), creds, impl_->config.timeout_seconds);
   }
   impl_->init(launch.master_address, launch.master_port, creds);
 }
@@ -470,10 +487,10 @@ struct Timer {
 };
 }  // namespace
 
-#define POLYCHIP_COMM_DEFER_IN_GROUP(call)                                   \
-  if (impl_->group_depth > 0) {                                              \
-    impl_->group_collectives.push_back([=, this] { call; });                 \
-    return;                                                                  \
+#define POLYCHIP_COMM_DEFER_IN_GROUP(call)                   \
+  if (impl_->group_depth > 0) {                              \
+    impl_->group_collectives.push_back([=, this] { call; }); \
+    return;                                                  \
   }
 
 void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
@@ -511,21 +528,24 @@ void Communicator::all_gather(BufferRef send, BufferRef recv, uint64_t send_coun
   rec.path = (impl_->staging.staged(send) || impl_->staging.staged(recv)) ? DataPath::kHostStaging
                                                                           : DataPath::kHost;
   bool direct = impl_->use_direct(total);
-  rec.algorithm = impl_->world == 1 ? Algorithm::kNone : direct ? Algorithm::kDirect : Algorithm::kRing;
+  rec.algorithm = impl_->world == 1 ? Algorithm::kNone
+                  : direct          ? Algorithm::kDirect
+                                    : Algorithm::kRing;
   if (bytes > 0) {
-    impl_->run_collective("all_gather",
-                          [&](BuildContext& ctx) {
-                            return direct ? build_direct_all_gather(ctx, in, out, bytes)
-                                          : build_ring_all_gather(ctx, in, out, bytes);
-                          },
-                          impl_->whole());
+    impl_->run_collective(
+        "all_gather",
+        [&](BuildContext& ctx) {
+          return direct ? build_direct_all_gather(ctx, in, out, bytes)
+                        : build_ring_all_gather(ctx, in, out, bytes);
+        },
+        impl_->whole());
   }
   impl_->staging.copy_back(recv, out, total);
   impl_->history.back().seconds = timer.seconds();
 }
 
-void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_count,
-                                  DType dtype, ReduceOp op) {
+void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_count, DType dtype,
+                                  ReduceOp op) {
   POLYCHIP_COMM_DEFER_IN_GROUP(reduce_scatter(send, recv, recv_count, dtype, op));
   Timer timer;
   CallRecord& rec = impl_->begin("reduce_scatter", dtype, op, recv_count);
@@ -548,12 +568,13 @@ void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_
       copy.assign(in, in + total);
       in = copy.data();
     }
-    impl_->run_collective("reduce_scatter",
-                          [&](BuildContext& ctx) {
-                            return direct ? build_direct_reduce_scatter(ctx, in, out, recv_count, r)
-                                          : build_ring_reduce_scatter(ctx, in, out, recv_count, r);
-                          },
-                          impl_->whole());
+    impl_->run_collective(
+        "reduce_scatter",
+        [&](BuildContext& ctx) {
+          return direct ? build_direct_reduce_scatter(ctx, in, out, recv_count, r)
+                        : build_ring_reduce_scatter(ctx, in, out, recv_count, r);
+        },
+        impl_->whole());
   }
   impl_->staging.copy_back(recv, out, bytes);
   impl_->history.back().seconds = timer.seconds();
@@ -569,30 +590,34 @@ void Communicator::broadcast(BufferRef send, BufferRef recv, uint64_t count, DTy
   std::vector<Staging::Lease> leases;
   const bool is_root = impl_->rank == root;
   uint8_t* in = is_root ? impl_->staging.input(send, bytes, leases) : nullptr;
-  uint8_t* out = (is_root && send.same_memory(recv)) ? in : impl_->staging.output(recv, bytes, leases);
+  uint8_t* out =
+      (is_root && send.same_memory(recv)) ? in : impl_->staging.output(recv, bytes, leases);
   rec.path = ((is_root && impl_->staging.staged(send)) || impl_->staging.staged(recv))
                  ? DataPath::kHostStaging
                  : DataPath::kHost;
   bool direct = impl_->use_direct(bytes);
-  rec.algorithm = impl_->world == 1 ? Algorithm::kNone : direct ? Algorithm::kDirect : Algorithm::kChain;
+  rec.algorithm = impl_->world == 1 ? Algorithm::kNone
+                  : direct          ? Algorithm::kDirect
+                                    : Algorithm::kChain;
   if (bytes > 0) {
     if (impl_->world == 1) {
       if (out != in) std::memcpy(out, in, bytes);
     } else {
-      impl_->run_collective("broadcast",
-                            [&](BuildContext& ctx) {
-                              return direct ? build_direct_broadcast(ctx, in, out, bytes, root)
-                                            : build_chain_broadcast(ctx, in, out, bytes, root);
-                            },
-                            impl_->whole());
+      impl_->run_collective(
+          "broadcast",
+          [&](BuildContext& ctx) {
+            return direct ? build_direct_broadcast(ctx, in, out, bytes, root)
+                          : build_chain_broadcast(ctx, in, out, bytes, root);
+          },
+          impl_->whole());
     }
   }
   impl_->staging.copy_back(recv, out, bytes);
   impl_->history.back().seconds = timer.seconds();
 }
 
-void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
-                          ReduceOp op, int root) {
+void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype, ReduceOp op,
+                          int root) {
   POLYCHIP_COMM_DEFER_IN_GROUP(reduce(send, recv, count, dtype, op, root));
   impl_->check_root(root);
   Timer timer;
@@ -612,12 +637,13 @@ void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType 
     impl_->all_reduce_host(in, out, count, dtype, op, rec, false);
   } else if (bytes > 0) {
     rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kChain;
-    impl_->run_collective("reduce",
-                          [&](BuildContext& ctx) {
-                            return direct ? build_direct_reduce(ctx, in, out, count, r, root)
-                                          : build_chain_reduce(ctx, in, out, count, r, root);
-                          },
-                          impl_->whole());
+    impl_->run_collective(
+        "reduce",
+        [&](BuildContext& ctx) {
+          return direct ? build_direct_reduce(ctx, in, out, count, r, root)
+                        : build_chain_reduce(ctx, in, out, count, r, root);
+        },
+        impl_->whole());
   }
   if (is_root) impl_->staging.copy_back(recv, out, bytes);
   impl_->history.back().seconds = timer.seconds();
@@ -635,9 +661,9 @@ void Communicator::all_to_all(BufferRef send, BufferRef recv, uint64_t count, DT
                                                                           : DataPath::kHost;
   rec.algorithm = impl_->world == 1 ? Algorithm::kNone : Algorithm::kPairwise;
   if (block > 0) {
-    impl_->run_collective("all_to_all",
-                          [&](BuildContext& ctx) { return build_all_to_all(ctx, in, out, block); },
-                          impl_->whole());
+    impl_->run_collective(
+        "all_to_all", [&](BuildContext& ctx) { return build_all_to_all(ctx, in, out, block); },
+        impl_->whole());
   }
   impl_->staging.copy_back(recv, out, total);
   impl_->history.back().seconds = timer.seconds();

@@ -78,8 +78,9 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
         rec.op = op;
         rec.device_types = o.devices;
         rec.verdict = "error";
-        rec.error = "comm-perf exited with " + std::to_string(child.exit_code) + ": " +
-                    child.output.substr(child.output.size() > 2000 ? child.output.size() - 2000 : 0);
+        rec.error =
+            "comm-perf exited with " + std::to_string(child.exit_code) + ": " +
+            child.output.substr(child.output.size() > 2000 ? child.output.size() - 2000 : 0);
         records.push_back(rec);
         continue;
       }
@@ -95,7 +96,8 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
         rec.algorithm = r["algorithm"].get<std::string>();
         rec.path = r["path"].get<std::string>();
         rec.transport = r["transport"].get<std::string>();
-        rec.wrong = r["out_of_place"]["wrong"].get<uint64_t>() + r["in_place"]["wrong"].get<uint64_t>();
+        rec.wrong =
+            r["out_of_place"]["wrong"].get<uint64_t>() + r["in_place"]["wrong"].get<uint64_t>();
         rec.verdict = rec.wrong == 0 ? "pass" : "fail";
         records.push_back(rec);
       }

@@ -22,15 +22,17 @@ void handshake_as_connector(int fd, Hello hello, const Credentials& credentials,
   } catch (const Error& e) {
     if (e.code() != StatusCode::kUnavailable) throw;
     throw_error(StatusCode::kFailedPrecondition,
-                what + ": connection refused before the challenge (another job, or a "
-                       "different wire version?)");
+                what +
+                    ": connection refused before the challenge (another job, or a "
+                    "different wire version?)");
   }
   Challenge challenge = parse_challenge(challenge_bytes);
   Digest expected = acceptor_proof(credentials.secret, hello_bytes, challenge.nonce);
   if (!digests_equal(expected, challenge.proof)) {
     throw_error(StatusCode::kFailedPrecondition,
-                what + ": the peer could not prove the job secret (POLYCHIP_COMM_SECRET "
-                       "differs?); connection dropped");
+                what +
+                    ": the peer could not prove the job secret (POLYCHIP_COMM_SECRET "
+                    "differs?); connection dropped");
   }
   std::vector<uint8_t> response =
       encode_response(connector_proof(credentials.secret, hello_bytes, challenge.nonce));
@@ -62,8 +64,7 @@ Hello handshake_as_acceptor(int fd, const Credentials& credentials, const Deadli
   random_bytes(challenge.nonce.data(), challenge.nonce.size());
   challenge.proof = acceptor_proof(credentials.secret, hello_bytes, challenge.nonce);
   std::vector<uint8_t> challenge_bytes = encode_challenge(challenge);
-  write_exact(fd, challenge_bytes.data(), challenge_bytes.size(), deadline,
-              "handshake (acceptor)");
+  write_exact(fd, challenge_bytes.data(), challenge_bytes.size(), deadline, "handshake (acceptor)");
   uint8_t response_bytes[kResponseSize];
   read_exact(fd, response_bytes, sizeof(response_bytes), deadline, "handshake (acceptor)");
   Digest proof = parse_response(response_bytes);

@@ -39,7 +39,8 @@ int free_local_port() {
 
 int launch_local(const LocalLaunch& launch) {
   if (launch.np < 1) {
-    throw_error(StatusCode::kInvalidArgument, "--np must be >= 1, got " + std::to_string(launch.np));
+    throw_error(StatusCode::kInvalidArgument,
+                "--np must be >= 1, got " + std::to_string(launch.np));
   }
   if (launch.argv.empty()) throw_error(StatusCode::kInvalidArgument, "launch_local: empty argv");
   uint8_t secret[32];

@@ -122,7 +122,7 @@ uint16_t float_to_half_bits(float v) {
                                      : uint16_t{0x7c00});
   }
   if (abs >= 0x477ff000u) return sign | 0x7c00;  // rounds to >= 65520: overflow to Inf
-  if (abs < 0x38800000u) {                        // below 2^-14: subnormal or zero
+  if (abs < 0x38800000u) {                       // below 2^-14: subnormal or zero
     // Scale so the f16 subnormal unit (2^-24) becomes 1 and round to nearest-even;
     // the multiplication is exact and rintf rounds ties to even.
     float scaled = bits_float(abs) * 16777216.0f;
@@ -156,8 +156,8 @@ void widen_to_f32(const void* src, DType src_type, float* dst, size_t count) {
   }
 }
 
-void finalize_reduction(const void* acc, DType acc_type, void* out, DType out_type,
-                        size_t count, ReduceOp op, int ranks) {
+void finalize_reduction(const void* acc, DType acc_type, void* out, DType out_type, size_t count,
+                        ReduceOp op, int ranks) {
   const bool avg = op == ReduceOp::kAvg;
   if (acc_type == DType::kF32 && out_type != DType::kF32) {
     const auto* a = static_cast<const float*>(acc);

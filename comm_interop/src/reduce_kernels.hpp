@@ -20,8 +20,8 @@ void widen_to_f32(const void* src, DType src_type, float* dst, size_t count);
 // by `ranks` (floats in double, one rounding; integers truncate), and
 // f32 accumulators are rounded to f16/bf16 (nearest-even). `out` may alias
 // `acc` when both have the same type.
-void finalize_reduction(const void* acc, DType acc_type, void* out, DType out_type,
-                        size_t count, ReduceOp op, int ranks);
+void finalize_reduction(const void* acc, DType acc_type, void* out, DType out_type, size_t count,
+                        ReduceOp op, int ranks);
 
 uint16_t float_to_half_bits(float v);
 float half_bits_to_float(uint16_t h);

@@ -60,8 +60,7 @@ std::string peer_address(int fd);
 
 // Exact transfers on a (blocking or not) socket, bounded by `deadline`.
 // Throw UNAVAILABLE when the peer closes, DEADLINE_EXCEEDED at the deadline.
-void write_exact(int fd, const void* data, size_t size, const Deadline& deadline,
-                 const char* what);
+void write_exact(int fd, const void* data, size_t size, const Deadline& deadline, const char* what);
 void read_exact(int fd, void* data, size_t size, const Deadline& deadline, const char* what);
 
 void random_bytes(void* out, size_t size);

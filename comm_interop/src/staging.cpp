@@ -13,7 +13,8 @@ void check_capacity(const BufferRef& b, uint64_t bytes) {
     }
     return;
   }
-  if (b.memory() == nullptr) throw_error(StatusCode::kInvalidArgument, "buffer: null device memory");
+  if (b.memory() == nullptr)
+    throw_error(StatusCode::kInvalidArgument, "buffer: null device memory");
   if (b.capacity() < bytes) {
     throw_error(StatusCode::kInvalidArgument,
                 "buffer on " + b.device()->label() + " holds " + std::to_string(b.capacity()) +

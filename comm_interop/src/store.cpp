@@ -90,8 +90,8 @@ void StoreServer::serve() {
     if (fds[0].revents & POLLIN) {
       try {
         Fd fd = accept_tcp(listener_.get());
-        Hello hello = handshake_as_acceptor(fd.get(), credentials_,
-                                            deadline.earlier(kHandshakeSeconds));
+        Hello hello =
+            handshake_as_acceptor(fd.get(), credentials_, deadline.earlier(kHandshakeSeconds));
         if (hello.role != ConnectionRole::kStore || (world != 0 && hello.world != world)) {
           ++refused_;
         } else {

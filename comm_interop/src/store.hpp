@@ -39,8 +39,8 @@ class StoreServer {
 
 class StoreClient {
  public:
-  StoreClient(const std::string& host, uint16_t port, const Credentials& credentials,
-              uint32_t rank, uint32_t world, const Deadline& deadline);
+  StoreClient(const std::string& host, uint16_t port, const Credentials& credentials, uint32_t rank,
+              uint32_t world, const Deadline& deadline);
   void set(const std::string& key, const std::vector<uint8_t>& value);
   // Waits until the key exists (or the deadline).
   std::vector<uint8_t> get(const std::string& key);

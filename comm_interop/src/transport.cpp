@@ -63,9 +63,9 @@ Transport::Transport(int rank, std::vector<PeerInfo> peers, Fd listener,
     : rank_(rank), peers_(std::move(peers)), options_(options) {
   if (options_.sockets_per_peer < 1 ||
       options_.sockets_per_peer > static_cast<int>(kMaxSocketsPerPeer)) {
-    throw_error(StatusCode::kInvalidArgument,
-                "sockets per peer must be in [1, " + std::to_string(kMaxSocketsPerPeer) +
-                    "], got " + std::to_string(options_.sockets_per_peer));
+    throw_error(StatusCode::kInvalidArgument, "sockets per peer must be in [1, " +
+                                                  std::to_string(kMaxSocketsPerPeer) + "], got " +
+                                                  std::to_string(options_.sockets_per_peer));
   }
   next_send_seq_.assign(peers_.size(), 0);
   next_recv_seq_.assign(peers_.size(), 0);
@@ -139,8 +139,8 @@ void Transport::connect_mesh(Fd listener, const Credentials& credentials) {
     Fd fd;
     try {
       fd = accept_tcp(listener.get());
-      Hello hello = handshake_as_acceptor(fd.get(), credentials,
-                                          deadline.earlier(kHandshakeSeconds));
+      Hello hello =
+          handshake_as_acceptor(fd.get(), credentials, deadline.earlier(kHandshakeSeconds));
       int from = static_cast<int>(hello.rank);
       if (hello.role != ConnectionRole::kPeer || static_cast<int>(hello.world) != world ||
           from <= rank_ || static_cast<int>(hello.socket_index) >= sockets ||
@@ -166,6 +166,25 @@ void Transport::fail_on(Connection& c, StatusCode code, const std::string& why) 
                            : std::string("communicator");
   throw_error(code, what + ": " + why + " [" + describe_peer(c.peer) + ", socket " +
                         std::to_string(c.index) + "]");
+}
+
+void Transport::fail_lost_peer(Connection& c, const std::string& why) {
+  if (!scanning_lost_peer_) {
+    scanning_lost_peer_ = true;
+    for (auto& other : connections_[c.peer]) {
+      if (other->closed) continue;
+      try {
+        handle_readable(*other);
+      } catch (const Error& e) {
+        if (e.code() == StatusCode::kAborted || e.code() == StatusCode::kDataCorruption) {
+          scanning_lost_peer_ = false;
+          throw;
+        }
+      }
+    }
+    scanning_lost_peer_ = false;
+  }
+  fail_on(c, StatusCode::kUnavailable, why);
 }
 
 void Transport::enqueue_send(int task) {
@@ -225,9 +244,8 @@ void Transport::handle_writable(Connection& c) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
       int err = errno;
       c.writing = false;
-      fail_on(c, StatusCode::kUnavailable,
-              std::string("sending failed (") + std::strerror(err) +
-                  "): the peer closed its connection (did it exit, crash or abort?)");
+      fail_lost_peer(c, std::string("sending failed (") + std::strerror(err) +
+                            "): the peer closed its connection (did it exit, crash or abort?)");
     }
     c.sent += static_cast<uint64_t>(n);
     if (c.sent == kFrameHeaderSize + t.bytes) {
@@ -308,18 +326,17 @@ void Transport::handle_readable(Connection& c) {
                          MSG_DONTWAIT);
       if (n == 0) {
         if (c.pending_receives > 0 || c.header_got > 0 || c.send_task >= 0 || !c.queue.empty()) {
-          fail_on(c, StatusCode::kUnavailable,
-                  "the peer closed its connection with " + std::to_string(c.pending_receives) +
-                      " frames still expected (did it exit, crash or abort?)");
+          fail_lost_peer(c, "the peer closed its connection with " +
+                                std::to_string(c.pending_receives) +
+                                " frames still expected (did it exit, crash or abort?)");
         }
         c.closed = true;
         return;
       }
       if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-        fail_on(c, StatusCode::kUnavailable,
-                std::string("receive failed: ") + std::strerror(errno) +
-                    " (did the peer exit or crash?)");
+        fail_lost_peer(c, std::string("receive failed: ") + std::strerror(errno) +
+                              " (did the peer exit or crash?)");
       }
       c.header_got += static_cast<size_t>(n);
       if (c.header_got < kFrameHeaderSize) continue;
@@ -354,12 +371,13 @@ void Transport::handle_readable(Connection& c) {
     }
     ssize_t n = ::recv(c.fd.get(), dst, left, MSG_DONTWAIT);
     if (n == 0) {
-      fail_on(c, StatusCode::kUnavailable,
-              "the peer closed its connection in the middle of a frame (did it exit or crash?)");
+      fail_lost_peer(c,
+                     "the peer closed its connection in the middle of a frame (did it exit or "
+                     "crash?)");
     }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-      fail_on(c, StatusCode::kUnavailable, std::string("receive failed: ") + std::strerror(errno));
+      fail_lost_peer(c, std::string("receive failed: ") + std::strerror(errno));
     }
     if (c.frame.flags & kFlagPayloadCrc) c.crc = crc32c_extend(c.crc, dst, size_t(n));
     c.got += static_cast<uint64_t>(n);
@@ -489,7 +507,8 @@ void Transport::run(Plan& plan) {
           }
         }
         for (size_t i = 1; i < fds.size(); ++i) {
-          if ((fds[i].revents & POLLOUT) && !polled[i - 1]->writing) handle_writable(*polled[i - 1]);
+          if ((fds[i].revents & POLLOUT) && !polled[i - 1]->writing)
+            handle_writable(*polled[i - 1]);
         }
       }
       if (remaining_ > 0 && deadline_.expired()) {

@@ -75,6 +75,9 @@ class Transport {
   bool start_frame(Connection& c);  // false: parked for a later plan
   void finish_receive(Connection& c);
   [[noreturn]] void fail_on(Connection& c, StatusCode code, const std::string& why);
+  // The peer's connection broke: first read what it already sent on its
+  // sockets, so an abort frame's reason wins over a bare "connection closed".
+  [[noreturn]] void fail_lost_peer(Connection& c, const std::string& why);
   void shut_down_connections(const std::string* abort_reason);
   std::string pending_summary() const;
 
@@ -98,6 +101,7 @@ class Transport {
   std::atomic<bool> abort_requested_{false};
   std::string abort_reason_;
   int wake_pipe_[2] = {-1, -1};
+  bool scanning_lost_peer_ = false;
   bool failed_ = false;
   std::string failure_;
   StatusCode failure_code_ = StatusCode::kOk;

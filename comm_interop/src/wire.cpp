@@ -112,8 +112,8 @@ Hello parse_hello(std::span<const uint8_t> bytes) {
   check_magic(r, kHelloMagic, "handshake hello");
   uint16_t version = r.u16("version");
   if (version != kWireVersion) {
-    corrupt("handshake hello: wire version " + std::to_string(version) +
-            ", this build speaks " + std::to_string(kWireVersion));
+    corrupt("handshake hello: wire version " + std::to_string(version) + ", this build speaks " +
+            std::to_string(kWireVersion));
   }
   Hello h;
   uint16_t role = r.u16("role");
@@ -133,8 +133,7 @@ Hello parse_hello(std::span<const uint8_t> bytes) {
             std::to_string(h.world));
   }
   if (h.socket_index >= kMaxSocketsPerPeer) {
-    corrupt("handshake hello: socket index " + std::to_string(h.socket_index) +
-            " out of range");
+    corrupt("handshake hello: socket index " + std::to_string(h.socket_index) + " out of range");
   }
   return h;
 }

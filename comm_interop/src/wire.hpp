@@ -24,9 +24,9 @@ inline constexpr uint32_t kResponseMagic = 0x31524350;   // "PCR1"
 inline constexpr uint64_t kMaxFramePayload = uint64_t{64} << 20;
 
 enum class FrameKind : uint8_t {
-  kCollective = 1,  // seq = collective sequence number of the communicator
+  kCollective = 1,    // seq = collective sequence number of the communicator
   kPointToPoint = 2,  // seq = per-(sender, receiver) message number
-  kAbort = 3,  // payload = UTF-8 reason; the sender is giving up
+  kAbort = 3,         // payload = UTF-8 reason; the sender is giving up
 };
 
 enum FrameFlags : uint16_t { kFlagPayloadCrc = 1 };
@@ -102,8 +102,8 @@ StoreRequest parse_store_request(std::span<const uint8_t> body);
 // One rank's rendezvous record: who it is and where to reach it.
 struct PeerInfo {
   uint32_t rank = 0;
-  std::string host;         // hostname, for messages
-  std::string address;      // IPv4/IPv6 literal others connect to
+  std::string host;     // hostname, for messages
+  std::string address;  // IPv4/IPv6 literal others connect to
   uint16_t port = 0;
   std::string device_type;  // "vendor.model" or "host"
   std::string vendor;

@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
-#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -56,7 +56,8 @@ std::string read_file(const std::string& path) {
 bool have_mpirun() { return shell("command -v mpirun").code == 0; }
 
 const std::string kMpirun =
-    "timeout 300 mpirun --allow-run-as-root --oversubscribe -x POLYCHIP_COMM_TIMEOUT=60 ";
+    "timeout 300 mpirun --allow-run-as-root --oversubscribe -x POLYCHIP_COMM_TIMEOUT=60 "
+    "-x POLYCHIP_COMM_CHUNK_BYTES=131072 ";
 
 TEST(CommProcesses, MpirunTwoRanksOnCpuAndSimIncluding64MiB) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
@@ -77,7 +78,9 @@ TEST(CommProcesses, LocalLauncherThreeRanksMixedAdaptersHierarchical) {
   launch.program = COMM_WORKER;
   launch.argv = {COMM_WORKER, "sweep", "--quick", "--devices", "sim.faithful,cpu,sim.faithful"};
   launch.np = 3;
-  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", "60"}, {"POLYCHIP_COMM_PATH", "hierarchical"}};
+  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", "60"},
+                      {"POLYCHIP_COMM_PATH", "hierarchical"},
+                      {"POLYCHIP_COMM_CHUNK_BYTES", "65536"}};
   EXPECT_EQ(launch_local(launch), 0);
 }
 
@@ -86,7 +89,9 @@ TEST(CommProcesses, LocalLauncherWithChecksums) {
   launch.program = COMM_WORKER;
   launch.argv = {COMM_WORKER, "sweep", "--quick"};
   launch.np = 2;
-  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", "60"}, {"POLYCHIP_COMM_CHECKSUM", "1"}};
+  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", "60"},
+                      {"POLYCHIP_COMM_CHECKSUM", "1"},
+                      {"POLYCHIP_COMM_CHUNK_BYTES", "65536"}};
   EXPECT_EQ(launch_local(launch), 0);
 }
 
@@ -137,7 +142,8 @@ TEST(CommFaults, AbortReachesEveryRank) {
   EXPECT_LT(r.seconds, 30);
   for (int rank : {1, 2}) {
     std::string log = read_file(r.dir + "/rank" + std::to_string(rank) + ".txt");
-    EXPECT_NE(log.find("test requested abort"), std::string::npos) << "rank " << rank << ": " << log;
+    EXPECT_NE(log.find("test requested abort"), std::string::npos)
+        << "rank " << rank << ": " << log;
   }
 }
 
@@ -156,17 +162,18 @@ TEST(CommNetworkNamespaces, OneRankInEachNamespaceOverVeth) {
   std::string va = "va" + suffix, vb = "vb" + suffix;
   Outcome setup = shell("ip netns add " + a + " && ip netns add " + b + " && ip link add " + va +
                         " netns " + a + " type veth peer name " + vb + " netns " + b +
-                        " && ip -n " + a + " addr add 10.231.0.1/24 dev " + va + " && ip -n " +
-                        b + " addr add 10.231.0.2/24 dev " + vb + " && ip -n " + a +
-                        " link set " + va + " up && ip -n " + b + " link set " + vb +
-                        " up && ip -n " + a + " link set lo up && ip -n " + b + " link set lo up");
+                        " && ip -n " + a + " addr add 10.231.0.1/24 dev " + va + " && ip -n " + b +
+                        " addr add 10.231.0.2/24 dev " + vb + " && ip -n " + a + " link set " + va +
+                        " up && ip -n " + b + " link set " + vb + " up && ip -n " + a +
+                        " link set lo up && ip -n " + b + " link set lo up");
   auto cleanup = [&] { shell("ip netns del " + a + "; ip netns del " + b); };
   if (setup.code != 0) {
     cleanup();
     GTEST_SKIP() << "network namespaces not permitted here: " << setup.output;
   }
-  std::string env = "env WORLD_SIZE=2 MASTER_ADDR=10.231.0.1 MASTER_PORT=29671 "
-                    "POLYCHIP_COMM_TIMEOUT=60 POLYCHIP_COMM_SECRET=5ec7e75ec7e75ec7e75ec7e75ec7e75e ";
+  std::string env =
+      "env WORLD_SIZE=2 MASTER_ADDR=10.231.0.1 MASTER_PORT=29671 "
+      "POLYCHIP_COMM_TIMEOUT=60 POLYCHIP_COMM_SECRET=5ec7e75ec7e75ec7e75ec7e75ec7e75e ";
   Outcome o1;
   std::thread t([&] {
     o1 = shell("ip netns exec " + b + " " + env + "RANK=1 " + COMM_WORKER + " sweep --quick");

@@ -134,8 +134,11 @@ TEST(Wire, EveryCorruptedTruncatedOrMisattributedHeaderIsRejected) {
       uint8_t bad[kFrameHeaderSize];
       std::memcpy(bad, good, sizeof(bad));
       bad[i] ^= flip;
-      expect_corrupt([&] { parse_frame_header({bad, kFrameHeaderSize}, 5); },
-                     "byte " + std::to_string(i));
+      expect_corrupt(
+          [&] {
+            parse_frame_header({bad, kFrameHeaderSize}, 5);
+          },
+          "byte " + std::to_string(i));
     }
   }
   for (size_t n = 0; n < kFrameHeaderSize; ++n) {
@@ -180,20 +183,34 @@ TEST(Wire, MalformedCorpusIsRejected) {
   while (dirent* e = readdir(dir)) {
     if (e->d_name[0] == '.') continue;
     std::ifstream f(std::string(POLYCHIP_COMM_CORPUS_DIR) + "/" + e->d_name, std::ios::binary);
-    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
     ASSERT_FALSE(data.empty()) << e->d_name;
     std::span<const uint8_t> input(data.data() + 1, data.size() - 1);
     ++files;
     expect_corrupt(
         [&] {
           switch (data[0]) {
-            case 'f': parse_frame_header(input, 0); break;
-            case 'h': parse_hello(input); break;
-            case 'c': parse_challenge(input); break;
-            case 'r': parse_response(input); break;
-            case 's': parse_store_request(input); break;
-            case 'p': parse_peer_info(input); break;
-            default: throw_error(StatusCode::kDataCorruption, "unknown selector");
+            case 'f':
+              parse_frame_header(input, 0);
+              break;
+            case 'h':
+              parse_hello(input);
+              break;
+            case 'c':
+              parse_challenge(input);
+              break;
+            case 'r':
+              parse_response(input);
+              break;
+            case 's':
+              parse_store_request(input);
+              break;
+            case 'p':
+              parse_peer_info(input);
+              break;
+            default:
+              throw_error(StatusCode::kDataCorruption, "unknown selector");
           }
         },
         e->d_name);
@@ -331,19 +348,22 @@ TEST(Communicator, HierarchicalPathIsRecordedAndExact) {
 TEST(Communicator, ChecksumModeRunsAndBadArgumentsAreNamed) {
   CommConfig config;
   config.checksum = true;
-  with_threads(2, [](Communicator& comm) {
-    std::vector<float> a(300000, 1.0f), b(300000);
-    comm.all_reduce(a.data(), b.data(), a.size(), DType::kF32, ReduceOp::kSum);
-    EXPECT_EQ(b[12345], 2.0f);
-    EXPECT_EQ(comm.last_call().transport, "tcp+crc32c");
-    try {
-      comm.broadcast(a.data(), b.data(), 1, DType::kF32, 7);
-      ADD_FAILURE() << "bad root accepted";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("root 7"), std::string::npos);
-    }
-    EXPECT_THROW(comm.all_reduce(a.data(), b.data(), 1, DType::kU8, ReduceOp::kSum), Error);
-  }, config);
+  with_threads(
+      2,
+      [](Communicator& comm) {
+        std::vector<float> a(300000, 1.0f), b(300000);
+        comm.all_reduce(a.data(), b.data(), a.size(), DType::kF32, ReduceOp::kSum);
+        EXPECT_EQ(b[12345], 2.0f);
+        EXPECT_EQ(comm.last_call().transport, "tcp+crc32c");
+        try {
+          comm.broadcast(a.data(), b.data(), 1, DType::kF32, 7);
+          ADD_FAILURE() << "bad root accepted";
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("root 7"), std::string::npos);
+        }
+        EXPECT_THROW(comm.all_reduce(a.data(), b.data(), 1, DType::kU8, ReduceOp::kSum), Error);
+      },
+      config);
 }
 
 }  // namespace

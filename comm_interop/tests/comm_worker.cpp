@@ -54,16 +54,19 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
   const int n = comm.size();
   uint64_t wrong = 0;
   int cases = 0;
-  const DType dtypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI32, DType::kI64};
+  const DType dtypes[] = {DType::kF32, DType::kF16, DType::kBF16,
+                          DType::kF64, DType::kI32, DType::kI64};
   // 0 bytes, odd element counts, both sides of the direct/ring switch
-  // (64 KiB), several pipeline chunks (1 MiB).
-  std::vector<uint64_t> sizes = {0, 8, 24, 1000, 65536, 65536 + 8 * 3 * 4, 3 << 20};
-  if (quick) sizes = {0, 24, 70000, 1 << 20};
+  // (64 KiB), several pipeline chunks (the tests set POLYCHIP_COMM_CHUNK_BYTES small).
+  std::vector<uint64_t> sizes = {0, 8, 24, 1000, 65536, 65536 + 8 * 3 * 4, (1 << 20) + 72};
+  if (quick) sizes = {0, 24, 70000, 600000};
   for (const std::string& c : collective_names()) {
     for (DType dt : dtypes) {
       std::vector<ReduceOp> ops = {ReduceOp::kSum};
-      if (c == "all_reduce") ops = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kAvg};
-      if (c == "reduce" || c == "reduce_scatter") ops = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kAvg};
+      if (c == "all_reduce")
+        ops = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kAvg};
+      if (c == "reduce" || c == "reduce_scatter")
+        ops = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kAvg};
       for (ReduceOp op : ops) {
         for (uint64_t size : sizes) {
           for (int in_place = 0; in_place < 2; ++in_place) {
@@ -71,7 +74,8 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
             CaseResult r = runner.run(spec, 0, 0);
             ++cases;
             if (r.wrong) {
-              std::fprintf(stderr, "rank %d: %s %s %s size %llu in_place %d root %d: %llu wrong (%s/%s)\n",
+              std::fprintf(stderr,
+                           "rank %d: %s %s %s size %llu in_place %d root %d: %llu wrong (%s/%s)\n",
                            comm.rank(), c.c_str(), std::string(dtype_name(dt)).c_str(),
                            std::string(reduce_op_name(op)).c_str(), (unsigned long long)spec.bytes,
                            in_place, spec.root, (unsigned long long)r.wrong,
@@ -90,7 +94,9 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
       CaseResult r = runner.run(spec, 0, 0);
       wrong += r.wrong;
       ++cases;
-      if (r.wrong) std::fprintf(stderr, "rank %d: 64 MiB %s: %llu wrong\n", comm.rank(), c, (unsigned long long)r.wrong);
+      if (r.wrong)
+        std::fprintf(stderr, "rank %d: 64 MiB %s: %llu wrong\n", comm.rank(), c,
+                     (unsigned long long)r.wrong);
     }
   }
   std::printf("rank %d (%s): %d cases, %llu wrong, last call %s/%s/%s\n", comm.rank(),
@@ -120,7 +126,8 @@ int fault(Communicator& comm, const std::string& mode) {
   }
   auto start = std::chrono::steady_clock::now();
   try {
-    for (int i = 0; i < 100000; ++i) comm.all_reduce(a.data(), b.data(), count, DType::kF32, ReduceOp::kSum);
+    for (int i = 0; i < 100000; ++i)
+      comm.all_reduce(a.data(), b.data(), count, DType::kF32, ReduceOp::kSum);
   } catch (const Error& e) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "rank %d: collective failed after %.2f s: %s\n", comm.rank(), s, e.what());

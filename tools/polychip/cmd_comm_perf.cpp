@@ -2,6 +2,7 @@
 // exact result checks; runs under mpirun/srun/torchrun or spawns --np local
 // ranks itself. Logic in comm_interop (polychip_comm).
 #include <memory>
+#include <string>
 
 #include "command.hpp"
 #include "polychip/comm/comm_perf.hpp"
@@ -19,8 +20,11 @@ const bool registered = polychip::cli::register_command(
           ->capture_default_str();
       sub.add_option("-o,--op", o->op, "sum | prod | min | max | avg")->capture_default_str();
       sub.add_option("-r,--root", o->root, "root rank (broadcast, reduce)")->capture_default_str();
-      sub.add_option("-b,--min-bytes", o->min_bytes, "smallest size")->capture_default_str();
-      sub.add_option("-e,--max-bytes", o->max_bytes, "largest size")->capture_default_str();
+      auto min_bytes = std::make_shared<std::string>("8");
+      auto max_bytes = std::make_shared<std::string>("64M");
+      sub.add_option("-b,--min-bytes", *min_bytes, "smallest size (e.g. 8, 64K, 64M)")
+          ->capture_default_str();
+      sub.add_option("-e,--max-bytes", *max_bytes, "largest size")->capture_default_str();
       sub.add_option("-f,--step-factor", o->step_factor, "size multiplier")->capture_default_str();
       sub.add_option("-w,--warmup", o->warmup, "untimed iterations")->capture_default_str();
       sub.add_option("-n,--iters", o->iterations, "timed iterations")->capture_default_str();
@@ -29,7 +33,11 @@ const bool registered = polychip::cli::register_command(
                      "cpu,sim.faithful,opencl; default host memory");
       sub.add_option("-J,--json", o->json_path, "write results as JSON (rank 0)");
       sub.add_option("--np", o->np, "spawn this many local ranks (built-in launcher)");
-      return [o] { return polychip::comm::run_comm_perf(*o); };
+      return [o, min_bytes, max_bytes] {
+        o->min_bytes = polychip::comm::parse_size(*min_bytes, "--min-bytes");
+        o->max_bytes = polychip::comm::parse_size(*max_bytes, "--max-bytes");
+        return polychip::comm::run_comm_perf(*o);
+      };
     });
 
 }  // namespace

@@ -23,10 +23,10 @@ struct UniqueId {
 struct LaunchInfo {
   int rank = 0;
   int world = 1;
-  std::string launcher;       // "torchrun", "openmpi", "pmi", "slurm", "polychip"
-  std::string master_address; // rank 0's store
+  std::string launcher;        // "torchrun", "openmpi", "pmi", "slurm", "polychip"
+  std::string master_address;  // rank 0's store
   uint16_t master_port = 0;
-  std::string job_key;        // launcher's job identity (derives the default secret)
+  std::string job_key;  // launcher's job identity (derives the default secret)
   std::vector<uint8_t> secret;
   bool secret_from_environment = false;  // POLYCHIP_COMM_SECRET (hex or text)
 };

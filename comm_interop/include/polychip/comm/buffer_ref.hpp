@@ -15,11 +15,15 @@ class BufferRef {
  public:
   BufferRef(void* host) : host_(host) {}  // NOLINT: implicit from pointers on purpose
   BufferRef(const void* host) : host_(const_cast<void*>(host)) {}  // NOLINT
-  BufferRef(const Buffer& buffer, uint64_t byte_offset = 0)  // NOLINT
-      : device_(&buffer.device()), memory_(buffer.handle()), offset_(byte_offset),
+  BufferRef(const Buffer& buffer, uint64_t byte_offset = 0)        // NOLINT
+      : device_(&buffer.device()),
+        memory_(buffer.handle()),
+        offset_(byte_offset),
         capacity_(buffer.size() >= byte_offset ? buffer.size() - byte_offset : 0) {}
   BufferRef(const TensorView& view)  // NOLINT
-      : device_(&view.device()), memory_(view.memory()), offset_(view.byte_offset()),
+      : device_(&view.device()),
+        memory_(view.memory()),
+        offset_(view.byte_offset()),
         capacity_(UINT64_MAX) {}
 
   bool on_device() const { return device_ != nullptr; }

@@ -27,10 +27,10 @@ struct CaseSpec {
 };
 
 struct CaseResult {
-  uint64_t count = 0;   // nccl-tests "count" (elements of the larger buffer)
-  uint64_t wrong = 0;   // this rank's mismatched elements
-  double seconds = 0;   // per iteration, this rank
-  CallRecord record;    // of the verified call
+  uint64_t count = 0;  // nccl-tests "count" (elements of the larger buffer)
+  uint64_t wrong = 0;  // this rank's mismatched elements
+  double seconds = 0;  // per iteration, this rank
+  CallRecord record;   // of the verified call
 };
 
 class CaseRunner {

@@ -54,8 +54,8 @@ polychip_status polychip_comm_all_to_all(polychip_comm* comm, const void* send, 
                                          uint64_t count, int32_t dtype);
 polychip_status polychip_comm_send(polychip_comm* comm, const void* data, uint64_t count,
                                    int32_t dtype, int peer);
-polychip_status polychip_comm_recv(polychip_comm* comm, void* data, uint64_t count,
-                                   int32_t dtype, int peer);
+polychip_status polychip_comm_recv(polychip_comm* comm, void* data, uint64_t count, int32_t dtype,
+                                   int peer);
 polychip_status polychip_comm_group_start(polychip_comm* comm);
 polychip_status polychip_comm_group_end(polychip_comm* comm);
 

@@ -27,6 +27,10 @@ struct PerfOptions {
   int np = 0;             // > 0: spawn np local ranks (built-in launcher)
 };
 
+// "64M", "8K", "1G", "4096" -> bytes (binary units, as nccl-tests). Throws
+// INVALID_ARGUMENT naming `option` on a malformed size.
+uint64_t parse_size(const std::string& text, const char* option);
+
 // Exit code: 0 all correct, 1 some #wrong, 3 internal error.
 int run_comm_perf(const PerfOptions& options);
 

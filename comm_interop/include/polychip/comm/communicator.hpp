@@ -61,8 +61,7 @@ class Communicator {
                       ReduceOp op);
   void broadcast(BufferRef send, BufferRef recv, uint64_t count, DType dtype, int root);
   // recv is written on the root only.
-  void reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype, ReduceOp op,
-              int root);
+  void reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype, ReduceOp op, int root);
   // send and recv hold size() blocks of `count` elements; block j goes to rank j.
   void all_to_all(BufferRef send, BufferRef recv, uint64_t count, DType dtype);
   void send(BufferRef data, uint64_t count, DType dtype, int peer);

@@ -18,7 +18,7 @@ struct CommSuiteOptions {
   std::vector<std::string> ops = {"sum", "prod", "min", "max", "avg"};  // all_reduce; others: sum
   uint64_t min_bytes = 0;
   uint64_t max_bytes = 4ull << 20;
-  double step_factor = 64;  // 0, 1, 64, 4 KiB, 256 KiB, 4 MiB
+  double step_factor = 64;      // 0, 1, 64, 4 KiB, 256 KiB, 4 MiB
   double timeout_seconds = 60;  // POLYCHIP_COMM_TIMEOUT of the children
   std::string work_dir = "/tmp";
 };

@@ -28,8 +28,8 @@ class IslandCollectives {
   virtual std::string name() const = 0;  // "nccl", ... (recorded per call)
   // Partial (un-finalised) reduction to `root`: f16/bf16 inputs yield f32
   // accumulators in `recv`; kAvg reduces as kSum (the caller divides).
-  virtual void reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
-                      ReduceOp op, int root) = 0;
+  virtual void reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype, ReduceOp op,
+                      int root) = 0;
   virtual void broadcast(BufferRef buffer, uint64_t bytes, int root) = 0;
 };
 

@@ -12,7 +12,7 @@
 namespace polychip::comm {
 
 struct LocalLaunch {
-  std::vector<std::string> argv;  // argv[0] is the program name
+  std::vector<std::string> argv;           // argv[0] is the program name
   std::string program = "/proc/self/exe";  // what to execute
   int np = 2;
   std::map<std::string, std::string> extra_env;  // for every rank
