@@ -162,6 +162,14 @@ TEST_F(CertifyTest, DefectiveSimProfilesFailOnTheirOpsOnlyWithReproducers) {
                                       c["adapter"].get<std::string>(), c["id"].get<std::string>()));
     ASSERT_TRUE(c.contains("worst")) << c["id"];
     EXPECT_TRUE(c["worst"].contains("device") && c["worst"].contains("exact")) << c["id"];
+    // The inputs behind the worst element, in hex float.
+    ASSERT_TRUE(c["worst"].contains("inputs")) << c["id"];
+    if (c["op"] == "gemm") {
+      EXPECT_TRUE(c["worst"]["inputs"].contains("c")) << c["worst"].dump();
+      bool has_row = false;
+      for (const auto& [k, v] : c["worst"]["inputs"].items()) has_row |= k.rfind("a row", 0) == 0;
+      EXPECT_TRUE(has_row) << c["worst"].dump();
+    }
   }
   for (const auto& a : res["adapters"]) EXPECT_EQ(a["verdict"], "Fail") << a["name"];
   for (const auto& [profile, ops] : defects.items()) {

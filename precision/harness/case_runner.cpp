@@ -64,6 +64,52 @@ nlohmann::json base_record(const CaseSpec& spec, const std::string& adapter,
           {"repro", repro}};
 }
 
+// Up to 64 values in hex float, as a JSON array (a note when truncated).
+nlohmann::json hex_list(const std::vector<double>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < v.size() && i < 64; ++i) out.push_back(hex_float(v[i]));
+  if (v.size() > 64) out.push_back(fmt::format("... {} more", v.size() - 64));
+  return out;
+}
+
+// The inputs behind one output element of ops that reduce: gemm's row of
+// op(a), column of op(b) and c; the row of a last-axis reduction, softmax,
+// norm or loss.
+void add_related_inputs(const Problem& p, const HostTensor& out, int64_t flat,
+                        nlohmann::json& ins) {
+  std::string_view name = p.op->name, fam = p.op->family;
+  if (name == "gemm") {
+    const Shape& a = p.inputs[0].shape;
+    const bool batched = a.size() == 3;
+    const int64_t m = out.shape[batched], n = out.shape[batched + 1];
+    const int64_t k = p.spec.dims.back();
+    const int64_t batch = flat / (m * n), i = flat / n % m, j = flat % n;
+    const bool ta = p.attrs.ints[attr::kTransA] != 0, tb = p.attrs.ints[attr::kTransB] != 0;
+    std::vector<double> row, col;
+    for (int64_t q = 0; q < k; ++q) {
+      row.push_back(
+          p.inputs[0].values[static_cast<size_t>(batch * m * k + (ta ? q * m + i : i * k + q))]);
+      col.push_back(
+          p.inputs[1].values[static_cast<size_t>(batch * k * n + (tb ? j * k + q : q * n + j))]);
+    }
+    ins[fmt::format("a row {}", i)] = hex_list(row);
+    ins[fmt::format("b column {}", j)] = hex_list(col);
+    ins["c"] = hex_float(p.inputs[2].values[static_cast<size_t>(flat)]);
+    return;
+  }
+  const bool rowwise = fam == "softmax" || fam == "norm" || fam == "loss" ||
+                       (fam == "reduction" && p.attrs.ints[attr::kAxis] == -1);
+  if (!rowwise || p.inputs.empty() || p.inputs[0].shape.empty()) return;
+  const HostTensor& x = p.inputs[0];
+  const int64_t len = x.shape.back();
+  if (len <= 0) return;
+  const int64_t rows = element_count(x.shape) / len, n_out = element_count(out.shape);
+  if (rows <= 0 || n_out % rows) return;
+  const int64_t row = flat / (n_out / rows);
+  std::vector<double> v(x.values.begin() + row * len, x.values.begin() + (row + 1) * len);
+  ins[fmt::format("{} row {}", p.op->tensors[0].name, row)] = hex_list(v);
+}
+
 }  // namespace
 
 nlohmann::json make_bare_record(const CaseSpec& spec, const std::string& adapter, Verdict verdict,
@@ -230,6 +276,7 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
     for (size_t k = 0; k < p.inputs.size(); ++k)
       if (p.inputs[k].shape == got[w].shape)
         ins[tensor_name(p, k)] = hex_float(p.inputs[k].values[static_cast<size_t>(m.worst_index)]);
+    add_related_inputs(p, got[w], m.worst_index, ins);
     if (!ins.empty()) we["inputs"] = ins;
     out.record["worst"] = we;
   }
@@ -237,12 +284,15 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
   if (!canary_error.empty()) return finish(Verdict::kFail, canary_error);
   if (!dev.within()) {
     const auto& m = dev.metrics[w];
+    const std::string how =
+        std::isfinite(m.max_tolerance_fraction)
+            ? fmt::format("worst uses {:.3g}x the tolerance", m.max_tolerance_fraction)
+            : std::string("worst is a NaN/Inf mismatch");
     return finish(
         Verdict::kFail,
-        fmt::format("{} of {} elements of '{}' beyond tolerance (worst uses {:.3g}x the "
-                    "tolerance: device {} vs exact {})",
-                    m.mismatches, m.elements, tensor_name(p, p.inputs.size() + w),
-                    m.max_tolerance_fraction, hex_float(m.worst_device), hex_float(m.worst_exact)));
+        fmt::format("{} of {} elements of '{}' beyond tolerance ({}: device {} vs exact {})",
+                    m.mismatches, m.elements, tensor_name(p, p.inputs.size() + w), how,
+                    hex_float(m.worst_device), hex_float(m.worst_exact)));
   }
   if (nv && !got.empty() && dev.fraction() > tols[w].quality_floor &&
       dev.fraction() > tols[w].quality_ratio * nv->metrics[w].max_tolerance_fraction)
