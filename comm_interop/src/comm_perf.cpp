@@ -64,8 +64,15 @@ int run_rank(const PerfOptions& o) {
       std::printf("#%11s %12s %8s %6s %6s  %9s %8s %8s %6s  %9s %8s %8s %6s\n", "(B)", "(elements)",
                   "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
     }
-    for (uint64_t size = o.min_bytes;;) {
+    uint64_t previous_bytes = UINT64_MAX;
+    for (uint64_t size = o.min_bytes;;
+         size = std::min(o.max_bytes, std::max<uint64_t>(size * o.step_factor, size + 1))) {
       uint64_t bytes = runner.round_size(c, dtype, size);
+      if (bytes == previous_bytes) {
+        if (size >= o.max_bytes) break;
+        continue;  // sizes that round to the same case run once
+      }
+      previous_bytes = bytes;
       nlohmann::json row;
       double times[2];
       uint64_t wrong[2];
@@ -116,8 +123,6 @@ int run_rank(const PerfOptions& o) {
         doc["results"].push_back(r);
       }
       if (size >= o.max_bytes) break;
-      uint64_t next = static_cast<uint64_t>(size * o.step_factor);
-      size = std::min(o.max_bytes, std::max(next, size + 1));
     }
   }
   if (lead) {
