@@ -94,7 +94,9 @@ void unary(const Call& c) {
   if (name == "neg") return map1(c, [](LD x) { return -x; });
   if (name == "exp") return map1(c, [](LD x) { return std::exp(x); });
   if (name == "log") return map1(c, [](LD x) { return std::log(x); });
-  if (name == "sqrt") return map1(c, [](LD x) { return std::sqrt(x); });
+  // IEEE double sqrt is correctly rounded; a long double sqrt rounded to
+  // double is not always (double rounding), which matters for f64 outputs.
+  if (name == "sqrt") return map1(c, [](LD x) { return LD{std::sqrt(static_cast<double>(x))}; });
   if (name == "rsqrt") return map1(c, [](LD x) { return 1 / std::sqrt(x); });
   if (name == "tanh") return map1(c, [](LD x) { return std::tanh(x); });
   if (name == "sigmoid") return map1(c, sigmoid);

@@ -1,6 +1,7 @@
 // `polychip info [--json]`: adapters (built-in and plugins, with ABI
 // versions, and refused plugins with the reason), devices and their
 // properties, active patches, hook points and hooks.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -108,13 +109,16 @@ nlohmann::json info_json(Runtime& rt) {
 void print_table(const nlohmann::json& j) {
   fmt::print("polychip {} (adapter ABI {})\n\n", j["polychip_version"].get<std::string>(),
              j["abi_version"].get<std::string>());
-  fmt::print("Adapters\n  {:<12} {:<10} {:<8} {:<5} {:>7}  {}\n", "name", "vendor", "version",
-             "abi", "devices", "origin / note");
+  size_t vendor_width = 6;
+  for (const auto& a : j["adapters"])
+    vendor_width = std::max(vendor_width, a["vendor"].get<std::string>().size());
+  fmt::print("Adapters\n  {:<12} {:<{}} {:<8} {:<5} {:>7}  {}\n", "name", "vendor", vendor_width,
+             "version", "abi", "devices", "origin / note");
   for (const auto& a : j["adapters"]) {
     std::string note = a["origin"].get<std::string>();
     if (a["device_count"] == 0) note += " — " + a["unavailable_reason"].get<std::string>();
-    fmt::print("  {:<12} {:<10} {:<8} {:<5} {:>7}  {}\n", a["name"].get<std::string>(),
-               a["vendor"].get<std::string>(), a["version"].get<std::string>(),
+    fmt::print("  {:<12} {:<{}} {:<8} {:<5} {:>7}  {}\n", a["name"].get<std::string>(),
+               a["vendor"].get<std::string>(), vendor_width, a["version"].get<std::string>(),
                a["abi_version"].get<std::string>(), a["device_count"].get<int>(), note);
   }
   if (!j["refused"].empty()) {
