@@ -5,6 +5,7 @@
 // docs/opencl.md); other ops are absent, so the HAL reports NotSupported.
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -475,8 +476,9 @@ void launch(Device& dev, const polychip_kernel_args& a) {
     ZeLaunch l(dev, a, "norm", xt,
                ln ? "pc_layernorm_backward_params_kernel" : "pc_rmsnorm_backward_dgamma_kernel");
     l.arg(n).arg(d);
-    for (int k :
-         ln ? std::initializer_list<int>{0, 1, 3, 4, 6, 7} : std::initializer_list<int>{0, 1, 3, 5})
+    static constexpr int kLayernormArgs[] = {0, 1, 3, 4, 6, 7};
+    static constexpr int kRmsnormArgs[] = {0, 1, 3, 5};
+    for (int k : ln ? std::span<const int>(kLayernormArgs) : std::span<const int>(kRmsnormArgs))
       l.ptr(k);
     l.run1d(static_cast<uint64_t>(d));
   } else if (op == "rotary_embedding") {
