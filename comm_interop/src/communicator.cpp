@@ -1,5 +1,8 @@
 #include "polychip/comm/communicator.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,15 +32,26 @@ JobId job_id_for(const std::vector<uint8_t>& secret) {
   return id;
 }
 
+// The address other hosts should use for a unique id's store: our
+// hostname's first non-loopback IPv4 address, else loopback (one host).
 std::string advertised_host_address() {
-  std::string host = local_hostname();
-  // Resolve our hostname; fall back to loopback (single host).
-  try {
-    Fd probe = connect_tcp(host, 9, Deadline(0));
-    (void)probe;
-  } catch (const Error&) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  std::string chosen = "127.0.0.1";
+  if (::getaddrinfo(local_hostname().c_str(), nullptr, &hints, &res) == 0) {
+    for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+      char buf[INET_ADDRSTRLEN] = {0};
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(ai->ai_addr)->sin_addr, buf, sizeof(buf));
+      if (std::string(buf).rfind("127.", 0) != 0) {
+        chosen = buf;
+        break;
+      }
+    }
+    ::freeaddrinfo(res);
   }
-  return "127.0.0.1";
+  return chosen;
 }
 
 std::mutex& store_mutex() {

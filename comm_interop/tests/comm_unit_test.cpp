@@ -18,6 +18,7 @@
 #include "hmac_sha256.hpp"
 #include "polychip/comm/bootstrap.hpp"
 #include "polychip/comm/case_runner.hpp"
+#include "polychip/comm/comm.h"
 #include "polychip/comm/communicator.hpp"
 #include "polychip/dtype.hpp"
 #include "polychip/error.hpp"
@@ -364,6 +365,29 @@ TEST(Communicator, ChecksumModeRunsAndBadArgumentsAreNamed) {
         EXPECT_THROW(comm.all_reduce(a.data(), b.data(), 1, DType::kU8, ReduceOp::kSum), Error);
       },
       config);
+}
+
+TEST(CApi, SingleRankAllReduceAndNamedErrors) {
+  polychip_comm_unique_id id;
+  ASSERT_EQ(polychip_comm_get_unique_id(&id), POLYCHIP_OK) << polychip_comm_last_error();
+  polychip_comm* comm = nullptr;
+  ASSERT_EQ(polychip_comm_init_rank(&comm, &id, 0, 1), POLYCHIP_OK) << polychip_comm_last_error();
+  int size = 0;
+  EXPECT_EQ(polychip_comm_size(comm, &size), POLYCHIP_OK);
+  EXPECT_EQ(size, 1);
+  double in[3] = {1, 2, 3}, out[3] = {0, 0, 0};
+  EXPECT_EQ(polychip_comm_all_reduce(comm, in, out, 3, POLYCHIP_DTYPE_F64, POLYCHIP_COMM_SUM),
+            POLYCHIP_OK);
+  EXPECT_EQ(out[2], 3.0);
+  char how[64];
+  EXPECT_EQ(polychip_comm_last_call(comm, how, sizeof(how)), POLYCHIP_OK);
+  EXPECT_STREQ(how, "none/host/local");
+  EXPECT_EQ(polychip_comm_all_reduce(comm, in, out, 3, 12345, POLYCHIP_COMM_SUM),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(polychip_comm_last_error()).find("12345"), std::string::npos);
+  EXPECT_EQ(polychip_comm_all_reduce(comm, in, out, 3, POLYCHIP_DTYPE_F64, 9),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_EQ(polychip_comm_destroy(comm), POLYCHIP_OK);
 }
 
 }  // namespace
