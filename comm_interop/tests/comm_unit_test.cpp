@@ -66,7 +66,9 @@ TEST(Conversions, HalfAndBfloat16AgreeWithTheHal) {
       EXPECT_EQ(ours, hal) << std::hex << b;
     }
     float ours_bf = bfloat16_bits_to_float(h), hal_bf = bf16_bits_to_f32(h);
-    if (!std::isnan(hal_bf)) EXPECT_EQ(ours_bf, hal_bf) << std::hex << b;
+    if (!std::isnan(hal_bf)) {
+      EXPECT_EQ(ours_bf, hal_bf) << std::hex << b;
+    }
   }
   std::mt19937 rng(7);
   std::uniform_int_distribution<uint32_t> bits;
