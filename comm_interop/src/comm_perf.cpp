@@ -89,6 +89,10 @@ int run_rank(const PerfOptions& o) {
         wrong[in_place] = static_cast<uint64_t>(w_sum);
         wrong_total += wrong[in_place];
       }
+      // The path that ran somewhere in the job (staging on one rank counts).
+      int32_t path = static_cast<int32_t>(results[0].record.path), job_path = 0;
+      comm->all_reduce(&path, &job_path, 1, DType::kI32, ReduceOp::kMax);
+      results[0].record.path = static_cast<DataPath>(job_path);
       if (lead) {
         const CallRecord& rec = results[0].record;
         auto algbw = [&](double t) { return t > 0 ? bytes / t / 1e9 : 0.0; };
