@@ -58,13 +58,14 @@ void gemm_as(const Call& c) {
       };
       int64_t j = 0;
       for (; j + 4 <= n; j += 4) {
-        const Acc* cols[4] = {&b_cols[j * kk], &b_cols[(j + 1) * kk], &b_cols[(j + 2) * kk],
-                              &b_cols[(j + 3) * kk]};
+        // .data() + offset: with K == 0 the vector is empty and [] would be UB.
+        const Acc* cols[4] = {b_cols.data() + j * kk, b_cols.data() + (j + 1) * kk,
+                              b_cols.data() + (j + 2) * kk, b_cols.data() + (j + 3) * kk};
         Acc acc[4] = {0, 0, 0, 0};
         fma_dot4(ar, cols, kk, acc);
         for (int q = 0; q < 4; ++q) store(j + q, acc[q]);
       }
-      for (; j < n; ++j) store(j, fma_dot(ar, &b_cols[j * kk], kk, Acc(0)));
+      for (; j < n; ++j) store(j, fma_dot(ar, b_cols.data() + j * kk, kk, Acc(0)));
     }
   }
 }

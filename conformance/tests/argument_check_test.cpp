@@ -48,6 +48,12 @@ struct BadAttr {
 };
 const BadAttr kBadAttrs[] = {
     {"gemm", attr::kMathMode, false, 7, "math_mode"},
+    {"gemm", attr::kTransA, false, 2, "trans_a"},
+    {"gelu", attr::kGeluApproximate, false, 7, "approximate"},
+    {"gelu_backward", attr::kGeluApproximate, false, -1, "approximate"},
+    {"rotary_embedding", attr::kInverse, false, 2, "inverse"},
+    {"attention", attr::kCausal, false, 3, "causal"},
+    {"attention_backward", attr::kCausal, false, -1, "causal"},
     {"reduce_sum", attr::kAxis, false, 5, "axis"},
     {"argmax", attr::kAxis, false, -3, "axis"},
     {"softmax", attr::kAxis, false, 2, "axis"},

@@ -38,10 +38,24 @@ std::string all_same_shape(const OpCall& c, std::initializer_list<const char*> n
                          shape_str(c.tensors[k]), *names.begin(), shape_str(c.tensors[0]));
   return "";
 }
+// A 0/1 attribute.
+std::string check_flag(const OpCall& c, int slot, const char* name) {
+  int64_t v = c.i(slot);
+  return v == 0 || v == 1 ? "" : fmt::format("attribute '{}' = {} must be 0 or 1", name, v);
+}
+
 std::string check_binary(const OpCall& c) { return all_same_shape(c, {"a", "b", "out"}); }
 std::string check_unary(const OpCall& c) { return all_same_shape(c, {"x", "y"}); }
 std::string check_unary_backward(const OpCall& c) { return all_same_shape(c, {"dy", "x", "dx"}); }
 std::string check_fill(const OpCall&) { return ""; }
+std::string check_gelu(const OpCall& c) {
+  if (auto e = check_flag(c, attr::kGeluApproximate, "approximate"); !e.empty()) return e;
+  return check_unary(c);
+}
+std::string check_gelu_backward(const OpCall& c) {
+  if (auto e = check_flag(c, attr::kGeluApproximate, "approximate"); !e.empty()) return e;
+  return check_unary_backward(c);
+}
 
 std::string check_axis(const OpCall& c, const polychip_tensor& x) {
   int64_t axis = c.i(attr::kAxis);
@@ -98,6 +112,10 @@ std::string check_gemm(const OpCall& c) {
   int64_t batch = o ? a.shape[0] : 1;
   for (auto* t : {&b, &cc, &y})
     if (o && t->shape[0] != batch) return "batch dimensions of 'a', 'b', 'c', 'y' differ";
+  for (auto e : {check_flag(c, attr::kTransA, "trans_a"), check_flag(c, attr::kTransB, "trans_b")})
+    if (!e.empty()) return e;
+  if (c.i(attr::kMathMode) < 0 || c.i(attr::kMathMode) > 2)
+    return fmt::format("attribute 'math_mode' = {} is not 0, 1 or 2", c.i(attr::kMathMode));
   bool ta = c.i(attr::kTransA) != 0, tb = c.i(attr::kTransB) != 0;
   int64_t m = ta ? a.shape[o + 1] : a.shape[o], k = ta ? a.shape[o] : a.shape[o + 1];
   int64_t kb = tb ? b.shape[o + 1] : b.shape[o], n = tb ? b.shape[o] : b.shape[o + 1];
@@ -107,10 +125,6 @@ std::string check_gemm(const OpCall& c) {
     if (t->shape[o] != m || t->shape[o + 1] != n)
       return fmt::format("'{}' has shape {} but must be [{}{}, {}]", name, shape_str(*t),
                          o ? fmt::format("{}, ", batch) : "", m, n);
-  for (int slot : {attr::kTransA, attr::kTransB})
-    if (c.i(slot) != 0 && c.i(slot) != 1) return "attributes 'trans_a'/'trans_b' must be 0 or 1";
-  if (c.i(attr::kMathMode) < 0 || c.i(attr::kMathMode) > 2)
-    return fmt::format("attribute 'math_mode' = {} is not 0, 1 or 2", c.i(attr::kMathMode));
   return "";
 }
 
@@ -191,6 +205,7 @@ std::string check_embedding_backward(const OpCall& c) {
 }
 
 std::string check_rotary(const OpCall& c) {
+  if (auto e = check_flag(c, attr::kInverse, "inverse"); !e.empty()) return e;
   const auto& t = c.tensors;
   if (t[0].rank != 3) return "'x' must have rank 3 [S, H, D]";
   int64_t s = t[0].shape[0], d = t[0].shape[2];
@@ -202,6 +217,7 @@ std::string check_rotary(const OpCall& c) {
 }
 
 std::string check_attention(const OpCall& c) {
+  if (auto e = check_flag(c, attr::kCausal, "causal"); !e.empty()) return e;
   const auto& t = c.tensors;
   const auto& q = t[0];
   if (q.rank != 4) return "'q' must have rank 4 [B, H, S, D]";
@@ -213,6 +229,7 @@ std::string check_attention(const OpCall& c) {
   return "";
 }
 std::string check_attention_backward(const OpCall& c) {
+  if (auto e = check_flag(c, attr::kCausal, "causal"); !e.empty()) return e;
   const auto& t = c.tensors;
   const auto& q = t[1];
   if (q.rank != 4) return "'q' must have rank 4 [B, H, S, D]";
@@ -301,6 +318,7 @@ std::vector<OpSpec> build_contract() {
                    "y = gelu(x), erf or tanh form (attribute approximate); at x = ±Inf the limit "
                    "(-0 or +Inf)");
     g.attrs = {kGeluAttr};
+    g.check = check_gelu;
     ops.push_back(g);
   }
   ops.push_back(unary("silu", "y = x * sigmoid(x); at x = ±Inf the limit (-0 or +Inf)"));
@@ -310,6 +328,7 @@ std::vector<OpSpec> build_contract() {
   {
     auto g = unary_backward("gelu_backward", "dx = dy * gelu'(x), erf or tanh form");
     g.attrs = {kGeluAttr};
+    g.check = check_gelu_backward;
     ops.push_back(g);
   }
   ops.push_back(unary_backward("silu_backward", "dx = dy * s(x) (1 + x (1 - s(x))), s = sigmoid"));
@@ -473,6 +492,7 @@ bool exact_alias(const polychip_tensor& a, const polychip_tensor& b) {
 }
 
 bool has_self_overlap(const polychip_tensor& t) {
+  if (num_elements(t) == 0) return false;  // nothing is written
   for (int d = 0; d < t.rank; ++d)
     if (t.shape[d] > 1 && t.strides[d] == 0) return true;
   return false;
