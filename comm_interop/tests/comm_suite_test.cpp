@@ -1,6 +1,13 @@
 // The `comm` conformance suite end to end on a small matrix: real
 // `polychip comm-perf --np 2` children, ranks on the cpu and sim adapters.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -42,4 +49,21 @@ TEST(CommSuite, AFailingRunIsAnErrorRecordNotACrash) {
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].verdict, "error");
   EXPECT_NE(records[0].error.find("no_such_device"), std::string::npos) << records[0].error;
+}
+
+TEST(CommPerf, RunsUnderMpirunAndWritesJson) {
+  if (std::system("command -v mpirun > /dev/null") != 0) GTEST_SKIP() << "mpirun not installed";
+  std::string json = "/tmp/polychip_comm_perf_test_" + std::to_string(::getpid()) + ".json";
+  std::string cmd = std::string("timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 ") +
+                    POLYCHIP_EXECUTABLE + " comm-perf -c all -d f16 -o avg -b 8 -e 256K -f 32 " +
+                    "-w 1 -n 2 -J " + json + " > /dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string doc = ss.str();
+  std::remove(json.c_str());
+  EXPECT_NE(doc.find("\"schema\": \"polychip.comm_perf/1\""), std::string::npos) << doc;
+  EXPECT_NE(doc.find("\"wrong_total\": 0"), std::string::npos) << doc;
+  EXPECT_NE(doc.find("\"busbw_gbps\""), std::string::npos);
 }
