@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "atomic_file.hpp"
+#include "comm_certify.hpp"
 #include "polychip/error.hpp"
 #include "results.hpp"
 #include "supervisor.hpp"
@@ -31,6 +32,7 @@ int run_certify(const CertifyOptions& o) {
     return usage_error("--adapters needs at least one adapter or device type");
   if (o.out_dir.empty()) return usage_error("--out DIR is required");
   if (!(o.timeout_seconds > 0)) return usage_error("--timeout must be > 0 seconds");
+  if (o.suite == "comm") return run_comm_certify(o);
   std::vector<precision::CaseSpec> cases;
   precision::WaiverList waivers;
   try {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -41,7 +42,11 @@ ChildResult run_command(const std::string& command) {
 
 std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
   if (o.devices.empty()) throw_error(StatusCode::kInvalidArgument, "comm suite: no devices");
-  std::string exe = o.polychip_executable.empty() ? "/proc/self/exe" : o.polychip_executable;
+  // Resolved here: the children are started through a shell, for which
+  // /proc/self/exe would be the shell itself.
+  std::string exe = o.polychip_executable.empty()
+                        ? std::filesystem::read_symlink("/proc/self/exe").string()
+                        : o.polychip_executable;
   std::string device_list;
   for (const std::string& d : o.devices) device_list += (device_list.empty() ? "" : ",") + d;
   std::vector<CommCaseRecord> records;

@@ -276,4 +276,36 @@ TEST_F(CertifyTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
+// The comm suite: one rank per --adapters entry, every collective and dtype,
+// bitwise checked; recorded in the same results schema.
+TEST_F(CertifyTest, CommSuitePassesAcrossAdaptersAndIsRecorded) {
+  auto r = certify(fmt::format("certify --suite comm --level quick --adapters cpu,sim.faithful "
+                               "--no-progress --out '{}'",
+                               out_dir("comm")));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  json j = results("comm");
+  expect_schema(j);
+  EXPECT_EQ(j["verdict"], "Pass");
+  ASSERT_EQ(j["adapters"].size(), 1u);
+  EXPECT_EQ(j["adapters"][0]["device_type"], "cpu.host+sim.faithful");
+  std::set<std::string> collectives, dtypes;
+  for (const auto& c : j["cases"]) {
+    EXPECT_EQ(c["suite"], "comm");
+    EXPECT_EQ(c["metrics"]["wrong"], 0);
+    collectives.insert(c["op"].get<std::string>());
+    dtypes.insert(c["dtype"].get<std::string>());
+  }
+  for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                        "all_to_all"})
+    EXPECT_TRUE(collectives.count(c)) << c;
+  EXPECT_EQ(dtypes.size(), 6u);
+  EXPECT_TRUE(fs::exists(dir_ / "comm" / "junit.xml"));
+}
+
+TEST_F(CertifyTest, CommSuiteNeedsTwoRanks) {
+  auto r = certify(fmt::format("certify --suite comm --adapters cpu --out '{}'", out_dir("one")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("at least two"), std::string::npos) << r.err;
+}
+
 }  // namespace

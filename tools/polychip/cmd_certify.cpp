@@ -18,7 +18,9 @@ const bool certify_registered = polychip::cli::register_command(
     [](CLI::App& sub) {
       auto o = std::make_shared<CertifyOptions>();
       auto case_id = std::make_shared<std::string>();
-      sub.add_option("--suite", o->suite, "suite to run")->check(CLI::IsMember({"precision"}));
+      sub.add_option("--suite", o->suite,
+                     "precision (each adapter alone) or comm (one rank per --adapters entry)")
+          ->check(CLI::IsMember({"precision", "comm"}));
       sub.add_option("--level", o->level, "quick, standard or full")
           ->check(CLI::IsMember({"quick", "standard", "full"}));
       sub.add_option("--adapters", o->adapters,
