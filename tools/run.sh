@@ -23,8 +23,12 @@ cmake --build --preset default -j "$jobs"
 
 if [[ "$mode" == main ]]; then
   build/bin/polychip info
-  exec build/bin/polychip certify --suite precision --level quick \
-    --adapters cpu,sim.faithful,opencl --out results
+  status=0
+  build/bin/polychip certify --suite precision --level quick \
+    --adapters cpu,sim.faithful,opencl --out results/precision || status=$?
+  build/bin/polychip certify --suite comm --level quick \
+    --adapters cpu,sim.faithful,opencl --out results/comm || status=$?
+  exit "$status"
 fi
 
 ctest --preset default -j "$jobs"
