@@ -30,7 +30,8 @@ StreamImpl* as_stream(polychip_stream* s) { return reinterpret_cast<StreamImpl*>
 EventImpl* as_event(polychip_event* e) { return reinterpret_cast<EventImpl*>(e); }
 
 polychip_status check_device(int device) {
-  if (device != 0) return fail(POLYCHIP_NOT_FOUND, fmt::format("cpu has one device (0), not {}", device));
+  if (device != 0)
+    return fail(POLYCHIP_NOT_FOUND, fmt::format("cpu has one device (0), not {}", device));
   return POLYCHIP_OK;
 }
 
@@ -43,10 +44,10 @@ polychip_status check_args(const Args* a, const char* call) {
                 fmt::format("{}: implausible struct_size {}", call, a->struct_size));
   return POLYCHIP_OK;
 }
-#define CPU_CHECK(expr)                        \
-  do {                                         \
-    polychip_status s_ = (expr);               \
-    if (s_ != POLYCHIP_OK) return s_;          \
+#define CPU_CHECK(expr)               \
+  do {                                \
+    polychip_status s_ = (expr);      \
+    if (s_ != POLYCHIP_OK) return s_; \
   } while (0)
 
 const char* last_error_message() { return g_last_error.c_str(); }
@@ -61,7 +62,8 @@ polychip_status device_count(polychip_device_count_args* a) {
 polychip_status device_properties(polychip_device_properties_args* a) {
   CPU_CHECK(check_args(a, "device_properties"));
   CPU_CHECK(check_device(a->device));
-  if (!a->properties) return fail(POLYCHIP_INVALID_ARGUMENT, "device_properties: properties is NULL");
+  if (!a->properties)
+    return fail(POLYCHIP_INVALID_ARGUMENT, "device_properties: properties is NULL");
   polychip_device_properties p{};
   p.struct_size = sizeof p;
   std::snprintf(p.device_type, sizeof p.device_type, "cpu.host");
@@ -114,7 +116,8 @@ polychip_status memory_host_pointer(polychip_memory_host_pointer_args* a) {
   return POLYCHIP_OK;
 }
 
-polychip_status check_range(polychip_memory* mem, uint64_t offset, uint64_t size, const char* side) {
+polychip_status check_range(polychip_memory* mem, uint64_t offset, uint64_t size,
+                            const char* side) {
   if (!mem) return fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("copy: {} memory is NULL", side));
   uint64_t cap = as_memory(mem)->size;
   if (offset > cap || size > cap - offset)
@@ -188,7 +191,8 @@ polychip_status event_destroy(polychip_event_args* a) {
 
 polychip_status event_record(polychip_event_args* a) {
   CPU_CHECK(check_args(a, "event_record"));
-  if (!a->event || !a->stream) return fail(POLYCHIP_INVALID_ARGUMENT, "event_record: NULL event or stream");
+  if (!a->event || !a->stream)
+    return fail(POLYCHIP_INVALID_ARGUMENT, "event_record: NULL event or stream");
   EventImpl* e = as_event(a->event);
   e->recorded = true;
   e->when = std::chrono::steady_clock::now();
@@ -197,7 +201,8 @@ polychip_status event_record(polychip_event_args* a) {
 
 polychip_status stream_wait_event(polychip_event_args* a) {
   CPU_CHECK(check_args(a, "stream_wait_event"));
-  if (!a->event || !a->stream) return fail(POLYCHIP_INVALID_ARGUMENT, "stream_wait_event: NULL event or stream");
+  if (!a->event || !a->stream)
+    return fail(POLYCHIP_INVALID_ARGUMENT, "stream_wait_event: NULL event or stream");
   return POLYCHIP_OK;  // recorded work is already complete
 }
 
@@ -233,32 +238,7 @@ polychip_status kernel_table(polychip_kernel_table_args* a) {
   return POLYCHIP_OK;
 }
 
-const polychip_adapter_api kApi = {
-    POLYCHIP_STRUCT_SIZE(polychip_adapter_api, kernel_table),
-    nullptr,
-    {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR},
-    "cpu",
-    "polychip",
-    "0.1.0",
-    last_error_message,
-    device_count,
-    device_properties,
-    memory_allocate,
-    memory_free,
-    memory_host_pointer,
-    copy,
-    stream_create,
-    stream_destroy,
-    stream_synchronize,
-    event_create,
-    event_destroy,
-    event_record,
-    stream_wait_event,
-    event_query,
-    event_synchronize,
-    event_elapsed,
-    kernel_table,
-};
+const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_INIT("cpu", "polychip", "0.1.0");
 
 }  // namespace
 

@@ -347,32 +347,7 @@ polychip_status kernel_table(polychip_kernel_table_args* args) {
   });
 }
 
-const polychip_adapter_api kApi = {
-    POLYCHIP_STRUCT_SIZE(polychip_adapter_api, kernel_table),
-    nullptr,
-    {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR},
-    "level_zero",
-    "polychip",
-    "0.1.0",
-    last_error_message,
-    device_count,
-    device_properties,
-    memory_allocate,
-    memory_free,
-    memory_host_pointer,
-    copy,
-    stream_create,
-    stream_destroy,
-    stream_synchronize,
-    event_create,
-    event_destroy,
-    event_record,
-    stream_wait_event,
-    event_query,
-    event_synchronize,
-    event_elapsed,
-    kernel_table,
-};
+const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_INIT("level_zero", "polychip", "0.1.0");
 
 }  // namespace
 

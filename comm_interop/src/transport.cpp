@@ -171,8 +171,10 @@ void Transport::fail_on(Connection& c, StatusCode code, const std::string& why) 
 void Transport::fail_lost_peer(Connection& c, const std::string& why) {
   if (!scanning_lost_peer_) {
     scanning_lost_peer_ = true;
-    for (auto& other : connections_[c.peer]) {
-      if (other->closed) continue;
+    // Any peer may hold the reason (an abort travels from its origin to
+    // every rank, and a neighbour may exit before this rank reads it).
+    for (Connection* other : all_connections_) {
+      if (other->closed || other == &c) continue;
       try {
         handle_readable(*other);
       } catch (const Error& e) {

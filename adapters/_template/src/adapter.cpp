@@ -83,32 +83,10 @@ namespace {
 
 using namespace template_adapter;
 
-const polychip_adapter_api kApi = {
-    POLYCHIP_STRUCT_SIZE(polychip_adapter_api, kernel_table),
-    nullptr,
-    {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR},
-    "template",        // name: unique among adapters; rename it
-    "Example Vendor",  // vendor
-    "0.1.0",           // adapter_version: yours, independent of the ABI version
-    last_error_message,
-    device_count,
-    device_properties,
-    memory_allocate,
-    memory_free,
-    memory_host_pointer,
-    copy,
-    stream_create,
-    stream_destroy,
-    stream_synchronize,
-    event_create,
-    event_destroy,
-    event_record,
-    stream_wait_event,
-    event_query,
-    event_synchronize,
-    event_elapsed,
-    kernel_table,
-};
+// name: unique among adapters (rename it); vendor; your own version,
+// independent of the ABI version.
+const polychip_adapter_api kApi =
+    POLYCHIP_ADAPTER_API_V1_INIT("template", "Example Vendor", "0.1.0");
 
 }  // namespace
 

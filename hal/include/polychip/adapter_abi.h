@@ -310,6 +310,36 @@ typedef struct polychip_adapter_api {
 #define POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0 \
   POLYCHIP_STRUCT_SIZE(polychip_adapter_api, kernel_table)
 
+/* Initializer of a v1.0 table from functions in scope that carry the table's
+ * field names (last_error_message, device_count, ..., kernel_table):
+ *   static const polychip_adapter_api api =
+ *       POLYCHIP_ADAPTER_API_V1_INIT("myvendor", "My Vendor Inc.", "1.2.0"); */
+#define POLYCHIP_ADAPTER_API_V1_INIT(name, vendor, adapter_version)                         \
+  {POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0,                                                 \
+   NULL,                                                                                  \
+   {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR}, \
+   name,                                                                                  \
+   vendor,                                                                                \
+   adapter_version,                                                                       \
+   last_error_message,                                                                    \
+   device_count,                                                                          \
+   device_properties,                                                                     \
+   memory_allocate,                                                                       \
+   memory_free,                                                                           \
+   memory_host_pointer,                                                                   \
+   copy,                                                                                  \
+   stream_create,                                                                         \
+   stream_destroy,                                                                        \
+   stream_synchronize,                                                                    \
+   event_create,                                                                          \
+   event_destroy,                                                                         \
+   event_record,                                                                          \
+   stream_wait_event,                                                                     \
+   event_query,                                                                           \
+   event_synchronize,                                                                     \
+   event_elapsed,                                                                         \
+   kernel_table}
+
 typedef const polychip_adapter_api* (*polychip_adapter_get_api_fn)(void);
 
 #ifdef __cplusplus
