@@ -1,4 +1,5 @@
 #include "algorithms.hpp"
+#include "byte_io.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -65,7 +66,7 @@ void fold_in_order(const std::vector<const uint8_t*>& inputs, DType dtype, Reduc
       fn(acc, acc, widened.data(), count);
     }
   } else {
-    std::memcpy(acc, inputs[0], count * dtype_size(dtype));
+    copy_bytes(acc, inputs[0], count * dtype_size(dtype));
     for (size_t j = 1; j < inputs.size(); ++j) fn(acc, acc, inputs[j], count);
   }
 }
@@ -239,7 +240,7 @@ Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv, ui
   Plan& plan = *ctx.plan;
   const int n = ctx.group.size(), p = ctx.group.me;
   auto* out = static_cast<uint8_t*>(recv);
-  if (out + p * send_bytes != send) std::memcpy(out + p * send_bytes, send, send_bytes);
+  if (out + p * send_bytes != send) copy_bytes(out + p * send_bytes, send, send_bytes);
   const int right = ctx.group.ranks[mod(p + 1, n)], left = ctx.group.ranks[mod(p - 1, n)];
   const uint32_t C = chunks_for(send_bytes, ctx.chunk_bytes);
   auto chunk = [&](int k, uint32_t c) {
@@ -267,7 +268,7 @@ Finish build_direct_all_gather(BuildContext& ctx, const void* send, void* recv,
   Plan& plan = *ctx.plan;
   const int n = ctx.group.size(), p = ctx.group.me;
   auto* out = static_cast<uint8_t*>(recv);
-  if (out + p * send_bytes != send) std::memcpy(out + p * send_bytes, send, send_bytes);
+  if (out + p * send_bytes != send) copy_bytes(out + p * send_bytes, send, send_bytes);
   Frames f{send_bytes, ctx.chunk_bytes};
   for (int j = 0; j < n; ++j) {
     if (j == p) continue;
@@ -286,7 +287,7 @@ Finish build_chain_broadcast(BuildContext& ctx, const void* send, void* recv, ui
   auto* out = static_cast<uint8_t*>(recv);
   Frames f{bytes, ctx.chunk_bytes};
   if (q == 0) {
-    if (recv != send && recv != nullptr) std::memcpy(out, send, bytes);
+    if (recv != send && recv != nullptr) copy_bytes(out, send, bytes);
     send_frames(plan, next, kChainStep, static_cast<const uint8_t*>(send), f);
     return {};
   }
@@ -303,7 +304,7 @@ Finish build_direct_broadcast(BuildContext& ctx, const void* send, void* recv, u
   const int n = ctx.group.size(), p = ctx.group.me;
   Frames f{bytes, ctx.chunk_bytes};
   if (p == root) {
-    if (recv != send && recv != nullptr) std::memcpy(recv, send, bytes);
+    if (recv != send && recv != nullptr) copy_bytes(recv, send, bytes);
     for (int j = 0; j < n; ++j) {
       if (j != p)
         send_frames(plan, ctx.group.ranks[j], kDirectBroadcastStep,
@@ -397,10 +398,10 @@ Finish build_all_to_all(BuildContext& ctx, const void* send, void* recv, uint64_
   auto* out = static_cast<uint8_t*>(recv);
   if (in == out) {  // in place: send from a copy
     uint8_t* copy = ctx.scratch->get(0, block_bytes * n);
-    std::memcpy(copy, in, block_bytes * n);
+    copy_bytes(copy, in, block_bytes * n);
     in = copy;
   }
-  std::memcpy(out + p * block_bytes, in + p * block_bytes, block_bytes);
+  copy_bytes(out + p * block_bytes, in + p * block_bytes, block_bytes);
   Frames f{block_bytes, ctx.chunk_bytes};
   for (int j = 0; j < n; ++j) {
     if (j == p) continue;

@@ -34,6 +34,12 @@ class ByteWriter {
   std::vector<uint8_t> bytes_;
 };
 
+// memcpy that accepts (nullptr, 0): empty vectors and spans have a null
+// data() and memcpy's arguments must never be null, even for 0 bytes.
+inline void copy_bytes(void* dst, const void* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
+
 class ByteReader {
  public:
   ByteReader(std::span<const uint8_t> bytes, const char* what) : bytes_(bytes), what_(what) {}
@@ -43,7 +49,7 @@ class ByteReader {
   uint64_t u64(const char* field) { return get<uint64_t>(field); }
   void raw(void* out, size_t n, const char* field) {
     need(n, field);
-    std::memcpy(out, bytes_.data() + pos_, n);
+    copy_bytes(out, bytes_.data() + pos_, n);
     pos_ += n;
   }
   std::string str(const char* field, uint32_t max_length) {

@@ -1,4 +1,5 @@
 #include "polychip/comm/case_runner.hpp"
+#include "byte_io.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -54,30 +55,30 @@ void store(double v, DType dtype, uint8_t* dst) {
   switch (dtype) {
     case DType::kF32: {
       float f = static_cast<float>(v);
-      std::memcpy(dst, &f, 4);
+      copy_bytes(dst, &f, 4);
       break;
     }
     case DType::kF64:
-      std::memcpy(dst, &v, 8);
+      copy_bytes(dst, &v, 8);
       break;
     case DType::kI32: {
       int32_t i = static_cast<int32_t>(v);
-      std::memcpy(dst, &i, 4);
+      copy_bytes(dst, &i, 4);
       break;
     }
     case DType::kI64: {
       int64_t i = static_cast<int64_t>(v);
-      std::memcpy(dst, &i, 8);
+      copy_bytes(dst, &i, 8);
       break;
     }
     case DType::kF16: {
       uint16_t h = float_to_half_bits(static_cast<float>(v));
-      std::memcpy(dst, &h, 2);
+      copy_bytes(dst, &h, 2);
       break;
     }
     case DType::kBF16: {
       uint16_t h = float_to_bfloat16_bits(static_cast<float>(v));
-      std::memcpy(dst, &h, 2);
+      copy_bytes(dst, &h, 2);
       break;
     }
     default:
@@ -104,7 +105,7 @@ class CaseBuffer {
     if (buffer_)
       buffer_->copy_from_host(data.data(), data.size(), offset);
     else
-      std::memcpy(host_.data() + offset, data.data(), data.size());
+      copy_bytes(host_.data() + offset, data.data(), data.size());
   }
   std::vector<uint8_t> read(uint64_t offset, uint64_t size) const {
     std::vector<uint8_t> out(size);
@@ -112,7 +113,7 @@ class CaseBuffer {
     if (buffer_)
       buffer_->copy_to_host(out.data(), size, offset);
     else
-      std::memcpy(out.data(), host_.data() + offset, size);
+      copy_bytes(out.data(), host_.data() + offset, size);
     return out;
   }
 

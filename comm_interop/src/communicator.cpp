@@ -28,7 +28,7 @@ JobId job_id_for(const std::vector<uint8_t>& secret) {
   m.insert(m.end(), secret.begin(), secret.end());
   Digest d = sha256(m);
   JobId id;
-  std::memcpy(id.data(), d.data(), id.size());
+  copy_bytes(id.data(), d.data(), id.size());
   return id;
 }
 
@@ -266,7 +266,7 @@ struct Communicator::Impl {
       if (A != r.dtype) {
         widen_to_f32(in, r.dtype, reinterpret_cast<float*>(partial.data()), count);
       } else {
-        std::memcpy(partial.data(), in, count * a);
+        copy_bytes(partial.data(), in, count * a);
       }
     } else {
       run_collective(
@@ -430,7 +430,7 @@ UniqueId Communicator::create_unique_id(const CommConfig& config) {
     throw_error(StatusCode::kInvalidArgument, "unique id: address '" + address + "' too long");
   }
   UniqueId id;
-  std::memcpy(id.bytes.data(), w.bytes().data(), w.bytes().size());
+  copy_bytes(id.bytes.data(), w.bytes().data(), w.bytes().size());
   std::lock_guard<std::mutex> lock(store_mutex());
   id_stores().push_back(
       std::make_unique<StoreServer>(std::move(listener), creds, config.timeout_seconds));
@@ -615,7 +615,7 @@ void Communicator::broadcast(BufferRef send, BufferRef recv, uint64_t count, DTy
                                     : Algorithm::kChain;
   if (bytes > 0) {
     if (impl_->world == 1) {
-      if (out != in) std::memcpy(out, in, bytes);
+      if (out != in) copy_bytes(out, in, bytes);
     } else {
       impl_->run_collective(
           "broadcast",

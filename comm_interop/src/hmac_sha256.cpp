@@ -1,4 +1,5 @@
 #include "hmac_sha256.hpp"
+#include "byte_io.hpp"
 
 #include <cstring>
 #include <vector>
@@ -68,7 +69,7 @@ void Sha256::update(const void* data, size_t size) {
   total_bytes_ += size;
   while (size > 0) {
     size_t take = std::min(size, block_.size() - block_used_);
-    std::memcpy(block_.data() + block_used_, bytes, take);
+    copy_bytes(block_.data() + block_used_, bytes, take);
     block_used_ += take;
     bytes += take;
     size -= take;
@@ -108,9 +109,9 @@ Digest hmac_sha256(std::span<const uint8_t> key, std::span<const uint8_t> messag
   std::array<uint8_t, 64> key_block{};
   if (key.size() > key_block.size()) {
     Digest hashed = sha256(key);
-    std::memcpy(key_block.data(), hashed.data(), hashed.size());
+    copy_bytes(key_block.data(), hashed.data(), hashed.size());
   } else if (!key.empty()) {
-    std::memcpy(key_block.data(), key.data(), key.size());
+    copy_bytes(key_block.data(), key.data(), key.size());
   }
   std::array<uint8_t, 64> inner_pad, outer_pad;
   for (size_t i = 0; i < 64; ++i) {
