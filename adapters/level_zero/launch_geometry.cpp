@@ -1,7 +1,6 @@
 #include "launch_geometry.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -41,26 +40,6 @@ bool geometry_gemm_tiled(uint64_t m, uint64_t n, uint64_t batch, uint64_t max_gr
   out->group_count[1] = static_cast<uint32_t>(gy);
   out->group_count[2] = static_cast<uint32_t>(batch);
   return true;
-}
-
-std::string device_type_id(uint32_t vendor_id, const std::string& device_name, size_t max_length) {
-  std::string model;
-  bool dash = false;
-  for (char ch : device_name) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '.' || c == '_') {
-      if (dash && !model.empty()) model += '-';
-      dash = false;
-      model += static_cast<char>(std::tolower(c));
-    } else {
-      dash = true;
-    }
-  }
-  if (model.empty()) model = fmt::format("device-{:04x}", vendor_id);
-  std::string id = (vendor_id == 0x8086 ? "intel." : "level_zero.") + model;
-  if (id.size() > max_length) id.resize(max_length);
-  while (!id.empty() && id.back() == '-') id.pop_back();
-  return id;
 }
 
 }  // namespace polychip::level_zero

@@ -24,9 +24,4 @@ bool geometry_1d(uint64_t work_items, uint32_t group_size, uint64_t max_group_co
 bool geometry_gemm_tiled(uint64_t m, uint64_t n, uint64_t batch, uint64_t max_group_count,
                          LaunchGeometry* out, std::string* error);
 
-// Device-type id "<vendor>.<model>": Intel's vendor id 0x8086 gives
-// "intel", others "level_zero"; the model is the device name, lower case,
-// [a-z0-9._-] only.
-std::string device_type_id(uint32_t vendor_id, const std::string& device_name, size_t max_length);
-
 }  // namespace polychip::level_zero

@@ -1,51 +1,25 @@
 // The C ABI of the level_zero adapter.
 #include "level_zero_adapter.hpp"
 
-#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "host/abi_checks.hpp"
+#include "host/device_queries.hpp"
+
 namespace polychip::level_zero {
 namespace {
 
-thread_local std::string g_last_error;
-
-template <typename F>
-polychip_status guarded(const char* call, F&& body) {
-  try {
-    body();
-    return POLYCHIP_OK;
-  } catch (const Failure& f) {
-    g_last_error = fmt::format("level_zero {}: {}", call, f.message);
-    return f.status;
-  } catch (const std::bad_alloc&) {
-    g_last_error = fmt::format("level_zero {}: out of host memory", call);
-    return POLYCHIP_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    g_last_error = fmt::format("level_zero {}: {}", call, e.what());
-    return POLYCHIP_INTERNAL;
-  }
-}
-
-template <typename Args>
-void require_args(const Args* args) {
-  if (!args) fail(POLYCHIP_INVALID_ARGUMENT, "'args' is null");
-  if (args->struct_size < sizeof(size_t))
-    fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'args' has struct_size {}", args->struct_size));
-}
+using opencl_family::require_args;
+using opencl_family::require_handle;
 
 Memory* require_memory(polychip_memory* m, const char* name) {
-  if (!m) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
-  return as_memory(m);
+  return as_memory(require_handle(m, name));
 }
-Stream* require_stream(polychip_stream* s) {
-  if (!s) fail(POLYCHIP_INVALID_ARGUMENT, "'stream' is null");
-  return as_stream(s);
-}
+Stream* require_stream(polychip_stream* s) { return as_stream(require_handle(s, "stream")); }
 Event* require_event(polychip_event* e, const char* name) {
-  if (!e) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
-  return as_event(e);
+  return as_event(require_handle(e, name));
 }
 
 ze_command_queue_handle_t create_queue(Device& dev) {
@@ -69,34 +43,25 @@ Stream& sync_stream(int32_t index) {
   return *s;
 }
 
-const char* last_error_message() { return g_last_error.c_str(); }
+const char* last_error_message() { return errors().last_message(); }
 
 polychip_status device_count(polychip_device_count_args* args) {
-  return guarded("device_count", [&] {
+  return errors().guarded("device_count", [&] {
     require_args(args);
-    auto& p = platform();
-    args->count = static_cast<int32_t>(p.devices.size());
-    args->unavailable_reason = p.devices.empty() ? p.unavailable_reason.c_str() : nullptr;
+    opencl_family::answer_device_count(platform().devices.size(), platform().unavailable_reason,
+                                       args);
   });
 }
 
 polychip_status device_properties(polychip_device_properties_args* args) {
-  return guarded("device_properties", [&] {
+  return errors().guarded("device_properties", [&] {
     require_args(args);
-    Device& dev = device_at(args->device);
-    if (!args->properties) fail(POLYCHIP_INVALID_ARGUMENT, "'properties' is null");
-    size_t caller = args->properties->struct_size;
-    if (caller < sizeof(size_t))
-      fail(POLYCHIP_INVALID_ARGUMENT, "'properties->struct_size' is not set");
-    size_t n = std::min(caller, dev.properties.struct_size);
-    std::memcpy(reinterpret_cast<char*>(args->properties) + sizeof(size_t),
-                reinterpret_cast<const char*>(&dev.properties) + sizeof(size_t),
-                n - sizeof(size_t));
+    opencl_family::copy_device_properties(device_at(args->device).properties, args->properties);
   });
 }
 
 polychip_status memory_allocate(polychip_memory_allocate_args* args) {
-  return guarded("memory_allocate", [&] {
+  return errors().guarded("memory_allocate", [&] {
     require_args(args);
     Device& dev = device_at(args->device);
     if (args->kind != POLYCHIP_MEMORY_DEVICE && args->kind != POLYCHIP_MEMORY_PINNED_HOST)
@@ -124,7 +89,7 @@ polychip_status memory_allocate(polychip_memory_allocate_args* args) {
 }
 
 polychip_status memory_free(polychip_memory_free_args* args) {
-  return guarded("memory_free", [&] {
+  return errors().guarded("memory_free", [&] {
     require_args(args);
     if (!args->memory) return;
     Memory* m = as_memory(args->memory);
@@ -134,7 +99,7 @@ polychip_status memory_free(polychip_memory_free_args* args) {
 }
 
 polychip_status memory_host_pointer(polychip_memory_host_pointer_args* args) {
-  return guarded("memory_host_pointer", [&] {
+  return errors().guarded("memory_host_pointer", [&] {
     require_args(args);
     Memory* m = require_memory(args->memory, "memory");
     if (m->kind != POLYCHIP_MEMORY_PINNED_HOST)
@@ -151,7 +116,7 @@ void check_range(const Memory* m, uint64_t offset, uint64_t size, const char* si
 }
 
 polychip_status copy(polychip_copy_args* args) {
-  return guarded("copy", [&] {
+  return errors().guarded("copy", [&] {
     require_args(args);
     const uint64_t size = args->size_bytes;
     const void* src = nullptr;
@@ -201,7 +166,7 @@ polychip_status copy(polychip_copy_args* args) {
 }
 
 polychip_status stream_create(polychip_stream_create_args* args) {
-  return guarded("stream_create", [&] {
+  return errors().guarded("stream_create", [&] {
     require_args(args);
     Device& dev = device_at(args->device);
     args->stream = reinterpret_cast<polychip_stream*>(new Stream(args->device, create_queue(dev)));
@@ -209,21 +174,21 @@ polychip_status stream_create(polychip_stream_create_args* args) {
 }
 
 polychip_status stream_destroy(polychip_stream_args* args) {
-  return guarded("stream_destroy", [&] {
+  return errors().guarded("stream_destroy", [&] {
     require_args(args);
     delete as_stream(args->stream);
   });
 }
 
 polychip_status stream_synchronize(polychip_stream_args* args) {
-  return guarded("stream_synchronize", [&] {
+  return errors().guarded("stream_synchronize", [&] {
     require_args(args);
     require_stream(args->stream)->synchronize();
   });
 }
 
 polychip_status event_create(polychip_event_create_args* args) {
-  return guarded("event_create", [&] {
+  return errors().guarded("event_create", [&] {
     require_args(args);
     Device& dev = device_at(args->device);
     ze_event_pool_desc_t pool_desc{
@@ -243,7 +208,7 @@ polychip_status event_create(polychip_event_create_args* args) {
 }
 
 polychip_status event_destroy(polychip_event_args* args) {
-  return guarded("event_destroy", [&] {
+  return errors().guarded("event_destroy", [&] {
     require_args(args);
     if (!args->event) return;
     Event* e = as_event(args->event);
@@ -255,7 +220,7 @@ polychip_status event_destroy(polychip_event_args* args) {
 }
 
 polychip_status event_record(polychip_event_args* args) {
-  return guarded("event_record", [&] {
+  return errors().guarded("event_record", [&] {
     require_args(args);
     Event* e = require_event(args->event, "event");
     Stream* s = require_stream(args->stream);
@@ -276,7 +241,7 @@ polychip_status event_record(polychip_event_args* args) {
 }
 
 polychip_status stream_wait_event(polychip_event_args* args) {
-  return guarded("stream_wait_event", [&] {
+  return errors().guarded("stream_wait_event", [&] {
     require_args(args);
     Event* e = require_event(args->event, "event");
     Stream* s = require_stream(args->stream);
@@ -293,7 +258,7 @@ polychip_status stream_wait_event(polychip_event_args* args) {
 }
 
 polychip_status event_query(polychip_event_args* args) {
-  return guarded("event_query", [&] {
+  return errors().guarded("event_query", [&] {
     require_args(args);
     Event* e = require_event(args->event, "event");
     if (!e->recorded) {
@@ -307,7 +272,7 @@ polychip_status event_query(polychip_event_args* args) {
 }
 
 polychip_status event_synchronize(polychip_event_args* args) {
-  return guarded("event_synchronize", [&] {
+  return errors().guarded("event_synchronize", [&] {
     require_args(args);
     Event* e = require_event(args->event, "event");
     if (e->recorded)
@@ -325,7 +290,7 @@ uint64_t event_end_ticks(Event* e, const char* name) {
 }
 
 polychip_status event_elapsed(polychip_event_elapsed_args* args) {
-  return guarded("event_elapsed", [&] {
+  return errors().guarded("event_elapsed", [&] {
     require_args(args);
     Event* start = require_event(args->start, "start");
     Event* end = require_event(args->end, "end");
@@ -339,7 +304,7 @@ polychip_status event_elapsed(polychip_event_elapsed_args* args) {
 }
 
 polychip_status kernel_table(polychip_kernel_table_args* args) {
-  return guarded("kernel_table", [&] {
+  return errors().guarded("kernel_table", [&] {
     require_args(args);
     const auto& entries = kernel_entries(device_at(args->device));
     args->entries = entries.data();
@@ -351,7 +316,10 @@ const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_INIT("level_zero", "po
 
 }  // namespace
 
-void set_last_error(std::string message) { g_last_error = std::move(message); }
+opencl_family::ErrorChannel& errors() {
+  thread_local opencl_family::ErrorChannel channel("level_zero");
+  return channel;
+}
 
 }  // namespace polychip::level_zero
 

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "host/error_channel.hpp"
+#include "host/failure.hpp"
 #include "polychip/adapter_abi.h"
 #include "ze_api.hpp"
 
@@ -19,13 +21,12 @@ extern "C" const polychip_adapter_api* polychip_level_zero_adapter_get_api(void)
 
 namespace polychip::level_zero {
 
-struct Failure {
-  polychip_status status;
-  std::string message;
-};
-[[noreturn]] void fail(polychip_status status, std::string message);
+using opencl_family::fail;
+using opencl_family::Failure;
 void check_ze(ze_result_t result, const char* call);
-void set_last_error(std::string message);
+// The calling thread's error channel ("level_zero <call>: <message>"), used
+// by the ABI functions and the kernel entry point.
+opencl_family::ErrorChannel& errors();
 
 struct Device {
   ze_driver_handle_t driver = nullptr;

@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "launch_geometry.hpp"
+#include "device_type_id.hpp"
+#include "host/abi_checks.hpp"
 #include "level_zero_adapter.hpp"
 
 namespace polychip::level_zero {
@@ -119,21 +120,12 @@ Platform& platform() {
 }
 
 Device& device_at(int32_t index) {
-  auto& devices = platform().devices;
-  if (index < 0 || static_cast<size_t>(index) >= devices.size())
-    fail(POLYCHIP_NOT_FOUND,
-         fmt::format("device index {} is out of range: the level_zero adapter has {} device(s)",
-                     index, devices.size()));
-  return *devices[static_cast<size_t>(index)];
+  return opencl_family::device_at(platform().devices, index, "level_zero");
 }
 
 const ZeApi& ze() {
   if (!platform().ze) fail(POLYCHIP_UNAVAILABLE, platform().unavailable_reason);
   return *platform().ze;
-}
-
-[[noreturn]] void fail(polychip_status status, std::string message) {
-  throw Failure{status, std::move(message)};
 }
 
 void check_ze(ze_result_t result, const char* call) {

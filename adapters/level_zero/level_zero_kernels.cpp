@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "host/kernel_table.hpp"
 #include "launch_geometry.hpp"
 #include "level_zero_adapter.hpp"
 #include "pc_layout.hpp"
@@ -536,7 +537,7 @@ void launch(Device& dev, const polychip_kernel_args& a) {
 
 polychip_status run_kernel(const polychip_kernel_args* args) {
   const char* op = args && args->op ? args->op : "?";
-  try {
+  return errors().guarded_kernel(op, [&] {
     if (!args || !args->stream || !args->attrs)
       fail(POLYCHIP_INVALID_ARGUMENT, "kernel args, 'stream' and 'attrs' must be set");
     const OpSpec* spec = find_op(op);
@@ -551,60 +552,19 @@ polychip_status run_kernel(const polychip_kernel_args* args) {
     if (as_stream(args->stream)->device() != args->device)
       fail(POLYCHIP_INVALID_ARGUMENT, "the stream belongs to another device");
     launch(device_at(args->device), *args);
-    return POLYCHIP_OK;
-  } catch (const Failure& f) {
-    set_last_error(fmt::format("level_zero {}: {}", op, f.message));
-    return f.status;
-  } catch (const std::exception& e) {
-    set_last_error(fmt::format("level_zero {}: {}", op, e.what()));
-    return POLYCHIP_INTERNAL;
-  }
+  });
 }
 
-// Every op, for f32, f16 and bf16; f64 and cast (which rounds through
-// double) where the device has fp64.
-std::vector<polychip_kernel_entry> build_entries(const Device& dev) {
-  std::vector<polychip_kernel_entry> entries;
-  // A build without clang-14/llvm-spirv-14 has no SPIR-V: no kernels.
-  if (embedded_spirv("gemm/2").empty()) return entries;
-  for (const OpSpec& op : op_contract()) {
-    if (std::string_view(op.name) == "cast") {
-      if (!dev.has_fp64) continue;
-      polychip_kernel_entry e{};
-      e.struct_size = sizeof e;
-      e.op = op.name;
-      e.num_dtypes = 0;  // any pair of the contract's float dtypes
-      e.fn = run_kernel;
-      entries.push_back(e);
-      continue;
-    }
-    for (DType t : op.dtypes) {
-      if (t == DType::kF64 && !dev.has_fp64) continue;
-      polychip_kernel_entry e{};
-      e.struct_size = sizeof e;
-      e.op = op.name;
-      e.num_dtypes =
-          static_cast<int32_t>(std::min<size_t>(op.tensors.size(), POLYCHIP_MAX_SIGNATURE));
-      for (int k = 0; k < e.num_dtypes; ++k)
-        e.signature[k] = op.tensors[k].dtype_role == DTypeRole::kT ? static_cast<polychip_dtype>(t)
-                         : op.tensors[k].dtype_role == DTypeRole::kF32 ? POLYCHIP_DTYPE_F32
-                                                                       : POLYCHIP_DTYPE_ANY;
-      e.fn = run_kernel;
-      entries.push_back(e);
-    }
-  }
-  return entries;
-}
+// Every op has a launcher (launch() above), but only in a build with
+// SPIR-V: without clang-14/llvm-spirv-14 there are no kernels.
+bool has_launcher(std::string_view) { return !embedded_spirv("gemm/2").empty(); }
 
 }  // namespace
 
+// Every op, for f32, f16 and bf16; f64 and cast (which rounds through
+// double) where the device has fp64.
 const std::vector<polychip_kernel_entry>& kernel_entries(Device& device) {
-  static std::mutex mutex;
-  static std::map<const Device*, std::vector<polychip_kernel_entry>> tables;
-  std::lock_guard lock(mutex);
-  auto it = tables.find(&device);
-  if (it == tables.end()) it = tables.emplace(&device, build_entries(device)).first;
-  return it->second;
+  return opencl_family::contract_kernel_table(&device, device.has_fp64, has_launcher, run_kernel);
 }
 
 }  // namespace polychip::level_zero

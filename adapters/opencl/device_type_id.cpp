@@ -1,25 +1,12 @@
 #include "device_type_id.hpp"
 
-#include <cctype>
 #include <utility>
+
+#include "host/device_type_id.hpp"
 
 namespace polychip::opencl {
 
-std::string sanitize_id_part(std::string_view text) {
-  std::string out;
-  bool dash = false;
-  for (char ch : text) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '.' || c == '_') {
-      if (dash && !out.empty()) out += '-';
-      dash = false;
-      out += static_cast<char>(std::tolower(c));
-    } else {
-      dash = true;
-    }
-  }
-  return out;
-}
+using opencl_family::sanitize_id_part;
 
 std::string platform_short_name(std::string_view platform_name) {
   static const std::pair<std::string_view, std::string_view> known[] = {
@@ -43,10 +30,8 @@ std::string device_type_id(std::string_view platform_name, std::string_view devi
                            bool is_cpu, size_t max_length) {
   std::string device = is_cpu ? "cpu" : sanitize_id_part(device_name);
   if (device.empty()) device = "device";
-  std::string id = "opencl." + platform_short_name(platform_name) + "-" + device;
-  if (id.size() > max_length) id.resize(max_length);
-  while (!id.empty() && id.back() == '-') id.pop_back();
-  return id;
+  return opencl_family::join_device_type_id(
+      "opencl", platform_short_name(platform_name) + "-" + device, max_length);
 }
 
 }  // namespace polychip::opencl

@@ -8,9 +8,6 @@
 
 namespace polychip::opencl {
 
-// Lower case; runs of other characters become one '-'; trimmed of '-'.
-std::string sanitize_id_part(std::string_view text);
-
 // A short platform name: known vendors map to their usual short name
 // ("Portable Computing Language" -> "pocl"); others are sanitized.
 std::string platform_short_name(std::string_view platform_name);

@@ -8,81 +8,45 @@
 
 #include <fmt/format.h>
 
+#include "host/abi_checks.hpp"
+#include "host/device_queries.hpp"
+
 namespace polychip::opencl {
 namespace {
 
-thread_local std::string g_last_error;
-
-// Runs `body`, turning a Failure (or any exception) into a status.
-template <typename F>
-polychip_status guarded(const char* call, F&& body) {
-  try {
-    body();
-    return POLYCHIP_OK;
-  } catch (const Failure& f) {
-    g_last_error = fmt::format("opencl {}: {}", call, f.message);
-    return f.status;
-  } catch (const std::bad_alloc&) {
-    g_last_error = fmt::format("opencl {}: out of host memory", call);
-    return POLYCHIP_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    g_last_error = fmt::format("opencl {}: {}", call, e.what());
-    return POLYCHIP_INTERNAL;
-  }
-}
-
-template <typename Args>
-void require_args(const Args* args, const char* name) {
-  if (!args) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
-  if (args->struct_size < sizeof(size_t))
-    fail(POLYCHIP_INVALID_ARGUMENT,
-         fmt::format("'{}' has struct_size {}", name, args->struct_size));
-}
+using opencl_family::require_args;
+using opencl_family::require_handle;
 
 Memory* require_memory(polychip_memory* m, const char* name) {
-  if (!m) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
-  return as_memory(m);
+  return as_memory(require_handle(m, name));
 }
 
-Stream* require_stream(polychip_stream* s) {
-  if (!s) fail(POLYCHIP_INVALID_ARGUMENT, "'stream' is null");
-  return as_stream(s);
-}
+Stream* require_stream(polychip_stream* s) { return as_stream(require_handle(s, "stream")); }
 
 Event* require_event(polychip_event* e, const char* name) {
-  if (!e) fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("'{}' is null", name));
-  return as_event(e);
+  return as_event(require_handle(e, name));
 }
 
-const char* last_error_message() { return g_last_error.c_str(); }
+const char* last_error_message() { return errors().last_message(); }
 
 polychip_status device_count(polychip_device_count_args* args) {
-  return guarded("device_count", [&] {
-    require_args(args, "args");
-    auto& p = platforms();
-    args->count = static_cast<int32_t>(p.devices.size());
-    args->unavailable_reason = p.devices.empty() ? p.unavailable_reason.c_str() : nullptr;
+  return errors().guarded("device_count", [&] {
+    require_args(args);
+    opencl_family::answer_device_count(platforms().devices.size(), platforms().unavailable_reason,
+                                       args);
   });
 }
 
 polychip_status device_properties(polychip_device_properties_args* args) {
-  return guarded("device_properties", [&] {
-    require_args(args, "args");
-    Device& dev = device_at(args->device);
-    if (!args->properties) fail(POLYCHIP_INVALID_ARGUMENT, "'properties' is null");
-    size_t caller = args->properties->struct_size;
-    if (caller < sizeof(size_t))
-      fail(POLYCHIP_INVALID_ARGUMENT, "'properties->struct_size' is not set");
-    size_t n = std::min(caller, dev.properties.struct_size);
-    std::memcpy(reinterpret_cast<char*>(args->properties) + sizeof(size_t),
-                reinterpret_cast<const char*>(&dev.properties) + sizeof(size_t),
-                n - sizeof(size_t));
+  return errors().guarded("device_properties", [&] {
+    require_args(args);
+    opencl_family::copy_device_properties(device_at(args->device).properties, args->properties);
   });
 }
 
 polychip_status memory_allocate(polychip_memory_allocate_args* args) {
-  return guarded("memory_allocate", [&] {
-    require_args(args, "args");
+  return errors().guarded("memory_allocate", [&] {
+    require_args(args);
     Device& dev = device_at(args->device);
     if (args->kind != POLYCHIP_MEMORY_DEVICE && args->kind != POLYCHIP_MEMORY_PINNED_HOST)
       fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown memory kind {}", args->kind));
@@ -111,8 +75,8 @@ polychip_status memory_allocate(polychip_memory_allocate_args* args) {
 }
 
 polychip_status memory_free(polychip_memory_free_args* args) {
-  return guarded("memory_free", [&] {
-    require_args(args, "args");
+  return errors().guarded("memory_free", [&] {
+    require_args(args);
     if (!args->memory) return;
     Memory* m = as_memory(args->memory);
     if (m->mem) {
@@ -128,8 +92,8 @@ polychip_status memory_free(polychip_memory_free_args* args) {
 }
 
 polychip_status memory_host_pointer(polychip_memory_host_pointer_args* args) {
-  return guarded("memory_host_pointer", [&] {
-    require_args(args, "args");
+  return errors().guarded("memory_host_pointer", [&] {
+    require_args(args);
     Memory* m = require_memory(args->memory, "memory");
     if (m->kind != POLYCHIP_MEMORY_PINNED_HOST)
       fail(POLYCHIP_UNSUPPORTED, "opencl device memory is not host visible; copy it with copy()");
@@ -146,8 +110,8 @@ void check_range(const Memory* m, uint64_t offset, uint64_t size, const char* si
 // Copies wait for the stream (or run on the device's synchronous queue),
 // treating pinned host memory as the host pointer it is mapped at.
 polychip_status copy(polychip_copy_args* args) {
-  return guarded("copy", [&] {
-    require_args(args, "args");
+  return errors().guarded("copy", [&] {
+    require_args(args);
     const uint64_t size = args->size_bytes;
     Memory* src = nullptr;
     Memory* dst = nullptr;
@@ -214,8 +178,8 @@ polychip_status copy(polychip_copy_args* args) {
 }
 
 polychip_status stream_create(polychip_stream_create_args* args) {
-  return guarded("stream_create", [&] {
-    require_args(args, "args");
+  return errors().guarded("stream_create", [&] {
+    require_args(args);
     Device& dev = device_at(args->device);
     cl_int err = CL_SUCCESS;
     cl_command_queue q =
@@ -226,8 +190,8 @@ polychip_status stream_create(polychip_stream_create_args* args) {
 }
 
 polychip_status stream_destroy(polychip_stream_args* args) {
-  return guarded("stream_destroy", [&] {
-    require_args(args, "args");
+  return errors().guarded("stream_destroy", [&] {
+    require_args(args);
     if (!args->stream) return;
     Stream* s = as_stream(args->stream);
     cl().clFinish(s->queue);
@@ -237,23 +201,23 @@ polychip_status stream_destroy(polychip_stream_args* args) {
 }
 
 polychip_status stream_synchronize(polychip_stream_args* args) {
-  return guarded("stream_synchronize", [&] {
-    require_args(args, "args");
+  return errors().guarded("stream_synchronize", [&] {
+    require_args(args);
     check_cl(cl().clFinish(require_stream(args->stream)->queue), "clFinish");
   });
 }
 
 polychip_status event_create(polychip_event_create_args* args) {
-  return guarded("event_create", [&] {
-    require_args(args, "args");
+  return errors().guarded("event_create", [&] {
+    require_args(args);
     device_at(args->device);
     args->event = reinterpret_cast<polychip_event*>(new Event{args->device, nullptr});
   });
 }
 
 polychip_status event_destroy(polychip_event_args* args) {
-  return guarded("event_destroy", [&] {
-    require_args(args, "args");
+  return errors().guarded("event_destroy", [&] {
+    require_args(args);
     if (!args->event) return;
     Event* e = as_event(args->event);
     if (e->event) cl().clReleaseEvent(e->event);
@@ -262,8 +226,8 @@ polychip_status event_destroy(polychip_event_args* args) {
 }
 
 polychip_status event_record(polychip_event_args* args) {
-  return guarded("event_record", [&] {
-    require_args(args, "args");
+  return errors().guarded("event_record", [&] {
+    require_args(args);
     Event* e = require_event(args->event, "event");
     Stream* s = require_stream(args->stream);
     if (e->device != s->device)
@@ -278,8 +242,8 @@ polychip_status event_record(polychip_event_args* args) {
 }
 
 polychip_status stream_wait_event(polychip_event_args* args) {
-  return guarded("stream_wait_event", [&] {
-    require_args(args, "args");
+  return errors().guarded("stream_wait_event", [&] {
+    require_args(args);
     Event* e = require_event(args->event, "event");
     Stream* s = require_stream(args->stream);
     if (!e->event) return;  // never recorded: nothing to wait for
@@ -294,8 +258,8 @@ polychip_status stream_wait_event(polychip_event_args* args) {
 }
 
 polychip_status event_query(polychip_event_args* args) {
-  return guarded("event_query", [&] {
-    require_args(args, "args");
+  return errors().guarded("event_query", [&] {
+    require_args(args);
     Event* e = require_event(args->event, "event");
     if (!e->event) {
       args->complete = 1;
@@ -312,8 +276,8 @@ polychip_status event_query(polychip_event_args* args) {
 }
 
 polychip_status event_synchronize(polychip_event_args* args) {
-  return guarded("event_synchronize", [&] {
-    require_args(args, "args");
+  return errors().guarded("event_synchronize", [&] {
+    require_args(args);
     Event* e = require_event(args->event, "event");
     if (e->event) check_cl(cl().clWaitForEvents(1, &e->event), "clWaitForEvents");
   });
@@ -330,8 +294,8 @@ cl_ulong event_end_ns(Event* e, const char* name) {
 }
 
 polychip_status event_elapsed(polychip_event_elapsed_args* args) {
-  return guarded("event_elapsed", [&] {
-    require_args(args, "args");
+  return errors().guarded("event_elapsed", [&] {
+    require_args(args);
     Event* start = require_event(args->start, "start");
     Event* end = require_event(args->end, "end");
     if (start->device != end->device)
@@ -343,8 +307,8 @@ polychip_status event_elapsed(polychip_event_elapsed_args* args) {
 }
 
 polychip_status kernel_table(polychip_kernel_table_args* args) {
-  return guarded("kernel_table", [&] {
-    require_args(args, "args");
+  return errors().guarded("kernel_table", [&] {
+    require_args(args);
     const auto& entries = kernel_entries(device_at(args->device));
     args->entries = entries.data();
     args->num_entries = static_cast<int32_t>(entries.size());
@@ -355,8 +319,10 @@ const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_INIT("opencl", "polych
 
 }  // namespace
 
-// Lets kernel launchers report errors through the same channel.
-void set_last_error(std::string message) { g_last_error = std::move(message); }
+opencl_family::ErrorChannel& errors() {
+  thread_local opencl_family::ErrorChannel channel("opencl");
+  return channel;
+}
 
 }  // namespace polychip::opencl
 

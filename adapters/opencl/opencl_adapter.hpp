@@ -12,19 +12,16 @@
 #include <vector>
 
 #include "cl_api.hpp"
+#include "host/error_channel.hpp"
+#include "host/failure.hpp"
 #include "polychip/adapter_abi.h"
 
 extern "C" const polychip_adapter_api* polychip_opencl_adapter_get_api(void);
 
 namespace polychip::opencl {
 
-// Thrown inside the adapter and turned into a status + last error message
-// at the C boundary; never crosses it.
-struct Failure {
-  polychip_status status;
-  std::string message;
-};
-[[noreturn]] void fail(polychip_status status, std::string message);
+using opencl_family::fail;
+using opencl_family::Failure;
 // Throws when err != CL_SUCCESS, naming the call and the CL error.
 void check_cl(cl_int err, const char* call);
 
@@ -76,8 +73,9 @@ Platforms& platforms();
 Device& device_at(int32_t index);
 const ClApi& cl();
 
-// Sets the calling thread's last error message (used by kernel entry points).
-void set_last_error(std::string message);
+// The calling thread's error channel ("opencl <call>: <message>"), used by
+// the ABI functions and the kernel entry point.
+opencl_family::ErrorChannel& errors();
 
 // The adapter's kernel table for one device (kernels/kernel_table.cpp).
 const std::vector<polychip_kernel_entry>& kernel_entries(Device& device);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "device_type_id.hpp"
+#include "host/abi_checks.hpp"
 #include "opencl_adapter.hpp"
 
 namespace polychip::opencl {
@@ -140,21 +141,12 @@ Platforms& platforms() {
 }
 
 Device& device_at(int32_t index) {
-  auto& devices = platforms().devices;
-  if (index < 0 || static_cast<size_t>(index) >= devices.size())
-    fail(POLYCHIP_NOT_FOUND, fmt::format("device index {} is out of range: the opencl adapter has "
-                                         "{} device(s)",
-                                         index, devices.size()));
-  return *devices[static_cast<size_t>(index)];
+  return opencl_family::device_at(platforms().devices, index, "opencl");
 }
 
 const ClApi& cl() {
   if (!platforms().cl) fail(POLYCHIP_UNAVAILABLE, platforms().unavailable_reason);
   return *platforms().cl;
-}
-
-[[noreturn]] void fail(polychip_status status, std::string message) {
-  throw Failure{status, std::move(message)};
 }
 
 void check_cl(cl_int err, const char* call) {

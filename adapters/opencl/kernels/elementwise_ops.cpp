@@ -42,6 +42,17 @@ int binary_code(const KernelCall& call) {
   fail(POLYCHIP_NOT_FOUND, fmt::format("no binary opencl kernel for '{}'", call.op));
 }
 
+// The strided kernels with an op code: the layout of the tensors `slots`,
+// the code, then their buffers; one work-item per element.
+void launch_strided(const KernelCall& call, const char* kernel, int code,
+                    std::initializer_list<int> slots) {
+  Layout l = make_layout(call, slots);
+  Launch launch(call.device, "elementwise", call.t(0).dtype, kernel);
+  launch.arg(l).arg(code);
+  for (int slot : slots) launch.buffer(tensor_mem(call, slot));
+  launch.run1d(call.queue, static_cast<uint64_t>(l.numel));
+}
+
 const char* raw_suffix(polychip_dtype dtype) {
   switch (element_size(dtype)) {
     case 8:
@@ -58,38 +69,15 @@ const char* raw_suffix(polychip_dtype dtype) {
 }  // namespace
 
 void run_unary(const KernelCall& call) {
-  Layout l = make_layout(call, {0, 1});
-  int code = unary_code(call);
-  Launch(call.device, "elementwise", call.t(0).dtype, "pc_unary_kernel")
-      .arg(l)
-      .arg(code)
-      .buffer(tensor_mem(call, 0))
-      .buffer(tensor_mem(call, 1))
-      .run1d(call.queue, static_cast<uint64_t>(l.numel));
+  launch_strided(call, "pc_unary_kernel", unary_code(call), {0, 1});
 }
 
 void run_unary_backward(const KernelCall& call) {
-  Layout l = make_layout(call, {0, 1, 2});
-  int code = unary_backward_code(call);
-  Launch(call.device, "elementwise", call.t(0).dtype, "pc_unary_backward_kernel")
-      .arg(l)
-      .arg(code)
-      .buffer(tensor_mem(call, 0))
-      .buffer(tensor_mem(call, 1))
-      .buffer(tensor_mem(call, 2))
-      .run1d(call.queue, static_cast<uint64_t>(l.numel));
+  launch_strided(call, "pc_unary_backward_kernel", unary_backward_code(call), {0, 1, 2});
 }
 
 void run_binary(const KernelCall& call) {
-  Layout l = make_layout(call, {0, 1, 2});
-  int code = binary_code(call);
-  Launch(call.device, "elementwise", call.t(0).dtype, "pc_binary_kernel")
-      .arg(l)
-      .arg(code)
-      .buffer(tensor_mem(call, 0))
-      .buffer(tensor_mem(call, 1))
-      .buffer(tensor_mem(call, 2))
-      .run1d(call.queue, static_cast<uint64_t>(l.numel));
+  launch_strided(call, "pc_binary_kernel", binary_code(call), {0, 1, 2});
 }
 
 void run_fill(const KernelCall& call) {

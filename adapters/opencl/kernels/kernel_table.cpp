@@ -1,12 +1,13 @@
-// The opencl adapter's kernel table, built from the op contract: every op
-// with a launcher, for every compute dtype the device can run (f64 only
-// with cl_khr_fp64). One entry point serves every entry and dispatches on
-// the op name.
+// The opencl adapter's kernel table, built from the op contract
+// (host/kernel_table.hpp): every op with a launcher, for every compute
+// dtype the device can run (f64 only with cl_khr_fp64). One entry point
+// serves every entry and dispatches on the op name.
 #include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "host/kernel_table.hpp"
 #include "ops.hpp"
 #include "polychip/op_contract.hpp"
 
@@ -65,9 +66,11 @@ const std::unordered_map<std::string_view, Launcher>& launchers() {
   return map;
 }
 
+bool has_launcher(std::string_view op) { return launchers().count(op) != 0; }
+
 polychip_status run_kernel(const polychip_kernel_args* args) {
   const char* op = args && args->op ? args->op : "?";
-  try {
+  return errors().guarded_kernel(op, [&] {
     if (!args) fail(POLYCHIP_INVALID_ARGUMENT, "kernel args are null");
     if (!args->stream) fail(POLYCHIP_INVALID_ARGUMENT, "'stream' is null");
     if (!args->attrs) fail(POLYCHIP_INVALID_ARGUMENT, "'attrs' is null");
@@ -99,67 +102,13 @@ polychip_status run_kernel(const polychip_kernel_args* args) {
                     *args->attrs,
                     op};
     it->second(call);
-    return POLYCHIP_OK;
-  } catch (const Failure& f) {
-    set_last_error(fmt::format("opencl {}: {}", op, f.message));
-    return f.status;
-  } catch (const std::exception& e) {
-    set_last_error(fmt::format("opencl {}: {}", op, e.what()));
-    return POLYCHIP_INTERNAL;
-  }
-}
-
-polychip_dtype signature_dtype(DTypeRole role, DType t) {
-  switch (role) {
-    case DTypeRole::kT:
-      return static_cast<polychip_dtype>(t);
-    case DTypeRole::kF32:
-      return POLYCHIP_DTYPE_F32;
-    default:
-      return POLYCHIP_DTYPE_ANY;  // index (i32/i64) and cast's any-float
-  }
-}
-
-std::vector<polychip_kernel_entry> build_entries(const Device& device) {
-  std::vector<polychip_kernel_entry> entries;
-  for (const OpSpec& op : op_contract()) {
-    if (!launchers().count(op.name)) continue;
-    if (std::string_view(op.name) == "cast") {
-      if (!device.has_fp64) continue;
-      polychip_kernel_entry e{};
-      e.struct_size = sizeof e;
-      e.op = op.name;
-      e.num_dtypes = 0;  // any pair of the contract's float dtypes
-      e.fn = run_kernel;
-      entries.push_back(e);
-      continue;
-    }
-    for (DType t : op.dtypes) {
-      if (t == DType::kF64 && !device.has_fp64) continue;
-      polychip_kernel_entry e{};
-      e.struct_size = sizeof e;
-      e.op = op.name;
-      e.num_dtypes = static_cast<int32_t>(op.tensors.size());
-      for (size_t k = 0; k < op.tensors.size() && k < POLYCHIP_MAX_SIGNATURE; ++k)
-        e.signature[k] = signature_dtype(op.tensors[k].dtype_role, t);
-      if (e.num_dtypes > POLYCHIP_MAX_SIGNATURE) e.num_dtypes = POLYCHIP_MAX_SIGNATURE;
-      e.fn = run_kernel;
-      entries.push_back(e);
-    }
-  }
-  return entries;
+  });
 }
 
 }  // namespace
 
 const std::vector<polychip_kernel_entry>& kernel_entries(Device& device) {
-  // Built once per device; the device's mutex guards the first build.
-  static std::mutex mutex;
-  static std::unordered_map<const Device*, std::vector<polychip_kernel_entry>> tables;
-  std::lock_guard lock(mutex);
-  auto it = tables.find(&device);
-  if (it == tables.end()) it = tables.emplace(&device, build_entries(device)).first;
-  return it->second;
+  return opencl_family::contract_kernel_table(&device, device.has_fp64, has_launcher, run_kernel);
 }
 
 }  // namespace polychip::opencl

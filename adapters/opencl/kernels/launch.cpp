@@ -57,6 +57,11 @@ Launch& Launch::raw(size_t size, const void* value) {
   return *this;
 }
 
+Launch& Launch::buffers(ContiguousOperands& operands, std::initializer_list<int> slots) {
+  for (int slot : slots) buffer(operands.get(slot));
+  return *this;
+}
+
 void Launch::run(cl_command_queue queue, int dims, const size_t* global, const size_t* local) {
   for (int d = 0; d < dims; ++d)
     if (global[d] == 0) return;  // nothing to do

@@ -6,6 +6,7 @@
 #include <CL/cl.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -24,8 +25,6 @@ std::string_view opencl_c_source(std::string_view file);
 // implementation, e.g. PoCL under POCL_CACHE_DIR). Caller holds device.mutex.
 cl_program program_for(Device& device, const std::string& file, int dtype);
 
-// One kernel launch: holds the device lock while arguments are set and the
-// kernel is enqueued (cl_kernel objects are not thread safe).
 // A scalar kernel argument of the kernels' ACC type: double for f64, float
 // for the other compute dtypes.
 struct AccScalar {
@@ -36,6 +35,10 @@ struct AccScalar {
   float f;
 };
 
+class ContiguousOperands;
+
+// One kernel launch: holds the device lock while arguments are set and the
+// kernel is enqueued (cl_kernel objects are not thread safe).
 class Launch {
  public:
   Launch(Device& device, const char* file, int dtype, const char* kernel);
@@ -47,6 +50,8 @@ class Launch {
     return s.is_double ? raw(sizeof s.d, &s.d) : raw(sizeof s.f, &s.f);
   }
   Launch& buffer(cl_mem memory) { return raw(sizeof(cl_mem), &memory); }
+  // The buffers of the call's tensors `slots`, in that order.
+  Launch& buffers(ContiguousOperands& operands, std::initializer_list<int> slots);
   Launch& local_bytes(size_t bytes) { return raw(bytes, nullptr); }
   // 1-3 dimensions; local may be null (the implementation chooses).
   void run(cl_command_queue queue, int dims, const size_t* global, const size_t* local = nullptr);

@@ -75,39 +75,32 @@ RowView row_view(const KernelCall& call, const polychip_tensor& x) {
   }
   return v;
 }
-}  // namespace
 
-void run_softmax(const KernelCall& call) {
-  const auto& x = call.t(0);
+// Both softmax kernels: x's rows along the axis as [outer, len, inner],
+// whether the op is the log form, then the buffers of the tensors `slots`;
+// one work-item per row.
+void launch_softmax(const KernelCall& call, const polychip_tensor& x, const char* kernel,
+                    std::initializer_list<int> slots) {
   RowView v = row_view(call, x);
   ContiguousOperands ops(call);
-  int32_t log_form = call.op == "log_softmax" ? 1 : 0;
-  Launch(call.device, "softmax", x.dtype, "pc_softmax_kernel")
+  int32_t log_form = call.op.starts_with("log_") ? 1 : 0;
+  Launch(call.device, "softmax", x.dtype, kernel)
       .arg(v.outer)
       .arg(v.len)
       .arg(v.inner)
       .arg(log_form)
-      .buffer(ops.get(0))
-      .buffer(ops.get(1))
+      .buffers(ops, slots)
       .run1d(call.queue, static_cast<uint64_t>(v.len ? v.outer * v.inner : 0));
   ops.finish();
 }
+}  // namespace
+
+void run_softmax(const KernelCall& call) {
+  launch_softmax(call, call.t(0), "pc_softmax_kernel", {0, 1});
+}
 
 void run_softmax_backward(const KernelCall& call) {
-  const auto& y = call.t(1);
-  RowView v = row_view(call, y);
-  ContiguousOperands ops(call);
-  int32_t log_form = call.op == "log_softmax_backward" ? 1 : 0;
-  Launch(call.device, "softmax", y.dtype, "pc_softmax_backward_kernel")
-      .arg(v.outer)
-      .arg(v.len)
-      .arg(v.inner)
-      .arg(log_form)
-      .buffer(ops.get(0))
-      .buffer(ops.get(1))
-      .buffer(ops.get(2))
-      .run1d(call.queue, static_cast<uint64_t>(v.len ? v.outer * v.inner : 0));
-  ops.finish();
+  launch_softmax(call, call.t(1), "pc_softmax_backward_kernel", {0, 1, 2});
 }
 
 }  // namespace polychip::opencl
