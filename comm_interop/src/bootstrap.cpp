@@ -72,6 +72,21 @@ CommConfig CommConfig::from_environment() {
                                                     "': expected auto, host or hierarchical");
     }
   }
+  if (const char* v = env("POLYCHIP_COMM_TRANSPORT")) {
+    c.transport = v;
+    if (c.transport != "auto" && c.transport != "tcp") {
+      throw_error(StatusCode::kInvalidArgument,
+                  std::string("POLYCHIP_COMM_TRANSPORT='") + v + "': expected auto or tcp");
+    }
+  }
+  if (const char* v = env("POLYCHIP_COMM_SHM_BYTES")) {
+    long bytes = parse_long("POLYCHIP_COMM_SHM_BYTES", v, 4096, long{1} << 30);
+    if ((bytes & (bytes - 1)) != 0) {
+      throw_error(StatusCode::kInvalidArgument,
+                  std::string("POLYCHIP_COMM_SHM_BYTES='") + v + "': expected a power of two");
+    }
+    c.shm_ring_bytes = static_cast<uint64_t>(bytes);
+  }
   if (const char* v = env("POLYCHIP_COMM_LISTEN_ADDR")) c.listen_address = v;
   if (const char* v = env("POLYCHIP_COMM_ADVERTISE_ADDR")) c.advertise_address = v;
   return c;

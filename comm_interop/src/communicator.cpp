@@ -122,6 +122,8 @@ struct Communicator::Impl {
     topts.timeout_seconds = config.timeout_seconds;
     topts.checksum = config.checksum;
     topts.sockets_per_peer = config.sockets_per_peer;
+    topts.shared_memory = config.transport == "auto";
+    topts.shm_ring_bytes = config.shm_ring_bytes;
     transport = std::make_unique<Transport>(rank, peers, std::move(listener), creds, topts);
     std::map<std::string, int> island_ids;
     for (const PeerInfo& p : peers) island_ids.emplace(p.device_type, 0);
@@ -164,7 +166,8 @@ struct Communicator::Impl {
 
   std::string transport_name() const {
     if (world == 1) return "local";
-    return config.checksum ? "tcp+crc32c" : "tcp";
+    std::string links = transport->link_summary();
+    return config.checksum ? links + "+crc32c" : links;
   }
 
   // Runs one plan built by `build` under a fresh collective sequence number.
@@ -316,32 +319,50 @@ struct Communicator::Impl {
   void p2p(const std::vector<P2P>& ops) {
     Plan plan(FrameKind::kPointToPoint, 0, "send/recv");
     std::vector<Staging::Lease> leases;
+    std::vector<uint8_t*> host(ops.size());
     std::vector<std::pair<size_t, uint8_t*>> copy_back;  // op index, host pointer
     for (size_t i = 0; i < ops.size(); ++i) {
       const P2P& op = ops[i];
-      uint64_t bytes = op.count * dtype_size(op.dtype);
-      uint8_t* host = op.is_send ? staging.input(op.data, bytes, leases)
-                                 : staging.output(op.data, bytes, leases);
-      if (!op.is_send && op.data.on_device() && !staging.host_visible(op.data)) {
-        copy_back.emplace_back(i, host);
-      }
       if (op.peer == rank) {
         throw_error(StatusCode::kInvalidArgument, "send/recv to self is not supported");
       }
+      uint64_t bytes = op.count * dtype_size(op.dtype);
+      host[i] = op.is_send ? staging.input(op.data, bytes, leases)
+                           : staging.output(op.data, bytes, leases);
+      if (!op.is_send && staging.staged(op.data)) copy_back.emplace_back(i, host[i]);
+    }
+    // A send whose bytes a receive of the same group overwrites (in place,
+    // e.g. a ring shift) sends a snapshot: receives may land before the
+    // send has left.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!ops[i].is_send) continue;
+      const uint64_t bytes = ops[i].count * dtype_size(ops[i].dtype);
+      for (size_t j = 0; j < ops.size() && bytes > 0; ++j) {
+        const uint64_t rbytes = ops[j].count * dtype_size(ops[j].dtype);
+        if (ops[j].is_send || host[j] >= host[i] + bytes || host[i] >= host[j] + rbytes) continue;
+        leases.emplace_back();
+        leases.back().storage.assign(host[i], host[i] + bytes);
+        host[i] = leases.back().storage.data();
+        break;
+      }
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const P2P& op = ops[i];
+      uint64_t bytes = op.count * dtype_size(op.dtype);
       uint64_t frames = bytes == 0 ? 1 : (bytes + config.chunk_bytes - 1) / config.chunk_bytes;
       for (uint64_t c = 0; c < frames; ++c) {
         uint64_t off = c * config.chunk_bytes, len = std::min(config.chunk_bytes, bytes - off);
         if (bytes == 0) len = 0;
         uint64_t seq =
             op.is_send ? transport->next_send_seq(op.peer) : transport->next_recv_seq(op.peer);
-        int t = op.is_send ? plan.send(op.peer, 0, static_cast<uint32_t>(c), host + off, len)
-                           : plan.recv(op.peer, 0, static_cast<uint32_t>(c), host + off, len);
+        int t = op.is_send ? plan.send(op.peer, 0, static_cast<uint32_t>(c), host[i] + off, len)
+                           : plan.recv(op.peer, 0, static_cast<uint32_t>(c), host[i] + off, len);
         plan.set_seq(t, FrameKind::kPointToPoint, seq);
       }
     }
     if (!plan.empty()) transport->run(plan);
-    for (auto& [i, host] : copy_back) {
-      staging.copy_back(ops[i].data, host, ops[i].count * dtype_size(ops[i].dtype));
+    for (auto& [i, h] : copy_back) {
+      staging.copy_back(ops[i].data, h, ops[i].count * dtype_size(ops[i].dtype));
     }
   }
 };

@@ -11,9 +11,11 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <thread>
 
 #include "crc32c.hpp"
 #include "polychip/error.hpp"
+#include "shm_ring.hpp"
 
 namespace polychip::comm {
 namespace {
@@ -22,14 +24,23 @@ namespace {
 // received piece is reduced while it is still in cache.
 constexpr uint64_t kReducePiece = 256 * 1024;
 constexpr double kHandshakeSeconds = 5.0;
+// How long a rank polls its shared-memory rings before it sleeps: a peer on
+// another core usually answers well within it, and a sleep costs a doorbell
+// (a TCP send and a wake-up, tens of microseconds).
+constexpr int kSpinMicros = 50;
 
 }  // namespace
 
 struct Transport::Connection {
-  Fd fd;
+  Fd fd;  // invalid on a shared-memory lane
   int peer = -1;
   int index = 0;
-  bool closed = false;  // the peer closed it cleanly between frames
+  // Shared-memory lane: the ring pair, and the TCP connection (socket 0)
+  // that carries its doorbells.
+  std::unique_ptr<ShmRing> rx, tx;
+  Connection* doorbell = nullptr;
+  std::string control_out;  // doorbell frames not yet written (TCP only)
+  bool closed = false;      // the peer closed it cleanly between frames
   int pending_receives = 0;
   // Receive side.
   uint8_t header[kFrameHeaderSize];
@@ -73,7 +84,9 @@ Transport::Transport(int rank, std::vector<PeerInfo> peers, Fd listener,
     throw_error(StatusCode::kInternal, "transport: pipe2 failed");
   }
   connections_.resize(peers_.size());
+  lane_of_peer_.assign(peers_.size(), nullptr);
   connect_mesh(std::move(listener), credentials);
+  setup_shared_memory(Deadline(options_.timeout_seconds));
 }
 
 Transport::~Transport() {
@@ -156,7 +169,167 @@ void Transport::connect_mesh(Fd listener, const Credentials& credentials) {
   }
 }
 
+void Transport::setup_shared_memory(const Deadline& deadline) {
+  const int world = static_cast<int>(peers_.size());
+  std::vector<std::unique_ptr<ShmRing>> rx(world), tx(world);
+  std::vector<bool> offer_taken(world, false);
+  auto socket0 = [&](int p) { return connections_[p][0]->fd.get(); };
+  // Every side offers first, then answers, then reads the answers: the
+  // messages are small, so no write waits on a read.
+  for (int p = 0; p < world; ++p) {
+    if (p == rank_) continue;
+    ShmOffer offer;
+    if (options_.shared_memory && peers_[p].host == peers_[rank_].host) {
+      try {
+        rx[p] = std::make_unique<ShmRing>(ShmRing::create(options_.shm_ring_bytes));
+        offer.offered = true;
+        offer.capacity = rx[p]->capacity();
+        offer.token = rx[p]->token();
+        offer.name = rx[p]->name();
+      } catch (const Error&) {
+        rx[p].reset();  // no shared memory here: this link stays on TCP
+      }
+    }
+    std::vector<uint8_t> bytes = encode_shm_offer(offer);
+    write_exact(socket0(p), bytes.data(), bytes.size(), deadline, "shared-memory offer");
+  }
+  for (int p = 0; p < world; ++p) {
+    if (p == rank_) continue;
+    uint8_t bytes[kShmOfferSize];
+    read_exact(socket0(p), bytes, sizeof(bytes), deadline, "shared-memory offer");
+    ShmOffer offer = parse_shm_offer(bytes);
+    if (offer.offered && options_.shared_memory) {
+      try {
+        tx[p] = std::make_unique<ShmRing>(ShmRing::open(offer.name, offer.token, offer.capacity));
+      } catch (const Error&) {
+        tx[p].reset();  // another host or container with the same name: TCP
+      }
+    }
+    std::vector<uint8_t> reply = encode_shm_reply(tx[p] != nullptr);
+    write_exact(socket0(p), reply.data(), reply.size(), deadline, "shared-memory reply");
+  }
+  for (int p = 0; p < world; ++p) {
+    if (p == rank_) continue;
+    uint8_t bytes[kShmReplySize];
+    read_exact(socket0(p), bytes, sizeof(bytes), deadline, "shared-memory reply");
+    offer_taken[p] = parse_shm_reply(bytes);
+    if (rx[p]) rx[p]->unlink();
+  }
+  // Both sides know both answers, so they agree on which links use rings.
+  for (int p = 0; p < world; ++p) {
+    if (p == rank_ || !rx[p] || !tx[p] || !offer_taken[p]) continue;
+    auto lane = std::make_unique<Connection>();
+    lane->peer = p;
+    lane->index = -1;
+    lane->rx = std::move(rx[p]);
+    lane->tx = std::move(tx[p]);
+    lane->doorbell = connections_[p][0].get();
+    lane_of_peer_[p] = lane.get();
+    all_connections_.push_back(lane.get());
+    shm_lanes_.push_back(std::move(lane));
+  }
+}
+
+bool Transport::uses_shared_memory(int peer) const { return lane_of_peer_[peer] != nullptr; }
+
+std::string Transport::link_summary() const {
+  const size_t peers = peers_.size() - 1;
+  if (shm_lanes_.empty()) return "tcp";
+  return shm_lanes_.size() == peers ? "shm" : "shm+tcp";
+}
+
+ssize_t Transport::receive_bytes(Connection& c, void* data, size_t size) {
+  if (!c.rx) return ::recv(c.fd.get(), data, size, MSG_DONTWAIT);
+  uint64_t n = c.rx->read(data, size);
+  if (n == 0) {
+    errno = EAGAIN;
+    return -1;
+  }
+  shm_bytes_moved_ += n;
+  if (c.rx->take_writer_waiting()) ring_doorbell(c);
+  return static_cast<ssize_t>(n);
+}
+
+bool Transport::reduce_from_ring(Connection& c, Task& t) {
+  if (c.got != c.reduced) return false;  // a split element waits in scratch
+  const uint8_t* src;
+  uint64_t ready = c.rx->peek(&src);
+  uint64_t n = std::min({ready, t.bytes - c.got, kReducePiece});
+  n -= n % t.element_size;
+  if (n == 0 || reinterpret_cast<uintptr_t>(src) % t.element_size != 0) return false;
+  if (c.frame.flags & kFlagPayloadCrc) c.crc = crc32c_extend(c.crc, src, n);
+  t.reduce(t.data + c.got, src, t.local + c.got, n / t.element_size);
+  c.rx->consume(n);
+  c.got += n;
+  c.reduced = c.got;
+  shm_bytes_moved_ += n;
+  if (c.rx->take_writer_waiting()) ring_doorbell(c);
+  return true;
+}
+
+void Transport::ring_doorbell(Connection& lane) {
+  Connection& tcp = *lane.doorbell;
+  if (tcp.closed || !tcp.fd.valid()) return;  // its loss is reported by the read side
+  FrameHeader h;
+  h.kind = FrameKind::kDoorbell;
+  h.source_rank = static_cast<uint32_t>(rank_);
+  uint8_t header[kFrameHeaderSize];
+  encode_frame_header(h, header);
+  tcp.control_out.append(reinterpret_cast<const char*>(header), kFrameHeaderSize);
+  flush_control(tcp);
+}
+
+void Transport::flush_control(Connection& c) {
+  // Only between frames: a doorbell must not split a data frame.
+  while (c.send_task < 0 && !c.control_out.empty()) {
+    ssize_t n =
+        ::send(c.fd.get(), c.control_out.data(), c.control_out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      c.control_out.clear();  // the connection is gone; reading it reports why
+      return;
+    }
+    c.control_out.erase(0, static_cast<size_t>(n));
+  }
+}
+
+bool Transport::pump_shared_memory() {
+  const uint64_t before = shm_bytes_moved_;
+  for (const auto& lane : shm_lanes_) {
+    if (!lane->parked) handle_readable(*lane);
+    if ((lane->send_task >= 0 || !lane->queue.empty()) && !lane->writing) {
+      handle_writable(*lane);
+    }
+  }
+  return shm_bytes_moved_ != before;
+}
+
+bool Transport::spin_shared_memory() {
+  const Clock::time_point until = Clock::now() + std::chrono::microseconds(kSpinMicros);
+  while (Clock::now() < until) {
+    std::this_thread::yield();  // lets a peer sharing this core run
+    if (pump_shared_memory()) return true;
+  }
+  return false;
+}
+
+bool Transport::arm_shared_memory() {
+  for (const auto& lane : shm_lanes_) {
+    const bool reading = lane->pending_receives > 0 && !lane->parked;
+    const bool writing = lane->send_task >= 0 || !lane->queue.empty();
+    if (reading && !lane->rx->arm_reader()) return false;
+    if (writing && !lane->tx->arm_writer()) return false;
+    if ((reading || writing) && lane->doorbell->closed) {
+      fail_lost_peer(*lane, "the peer closed its connection with " +
+                                std::to_string(lane->pending_receives) +
+                                " frames still expected (did it exit, crash or abort?)");
+    }
+  }
+  return true;
+}
+
 Transport::Connection& Transport::connection_for(const Task& t) {
+  if (Connection* lane = lane_of_peer_[t.peer]) return *lane;
   auto& list = connections_[t.peer];
   return *list[t.chunk % list.size()];
 }
@@ -164,8 +337,8 @@ Transport::Connection& Transport::connection_for(const Task& t) {
 void Transport::fail_on(Connection& c, StatusCode code, const std::string& why) {
   std::string what = plan_ ? std::string(plan_->name()) + " #" + std::to_string(plan_->seq())
                            : std::string("communicator");
-  throw_error(code, what + ": " + why + " [" + describe_peer(c.peer) + ", socket " +
-                        std::to_string(c.index) + "]");
+  std::string link = c.rx ? "shared memory" : "socket " + std::to_string(c.index);
+  throw_error(code, what + ": " + why + " [" + describe_peer(c.peer) + ", " + link + "]");
 }
 
 void Transport::fail_lost_peer(Connection& c, const std::string& why) {
@@ -174,7 +347,7 @@ void Transport::fail_lost_peer(Connection& c, const std::string& why) {
     // Any peer may hold the reason (an abort travels from its origin to
     // every rank, and a neighbour may exit before this rank reads it).
     for (Connection* other : all_connections_) {
-      if (other->closed || other == &c) continue;
+      if (other->closed || other == &c || other->rx) continue;
       try {
         handle_readable(*other);
       } catch (const Error& e) {
@@ -210,7 +383,8 @@ void Transport::handle_writable(Connection& c) {
   c.writing = true;
   while (true) {
     if (c.send_task < 0) {
-      if (c.queue.empty()) break;
+      flush_control(c);
+      if (!c.control_out.empty() || c.queue.empty()) break;
       c.send_task = c.queue.front();
       c.queue.pop_front();
       const Task& t = plan_->tasks()[c.send_task];
@@ -238,10 +412,24 @@ void Transport::handle_writable(Connection& c) {
       uint64_t off = c.sent - kFrameHeaderSize;
       iov[n_iov++] = {t.data + off, t.bytes - off};
     }
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = n_iov;
-    ssize_t n = ::sendmsg(c.fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n;
+    if (c.tx) {
+      uint64_t written = 0;
+      for (int i = 0; i < n_iov; ++i) {
+        uint64_t w = c.tx->write(iov[i].iov_base, iov[i].iov_len);
+        written += w;
+        if (w < iov[i].iov_len) break;
+      }
+      if (written == 0) break;  // ring full: the receiver rings when it frees space
+      shm_bytes_moved_ += written;
+      if (c.tx->take_reader_waiting()) ring_doorbell(c);
+      n = static_cast<ssize_t>(written);
+    } else {
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = n_iov;
+      n = ::sendmsg(c.fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
       int err = errno;
@@ -261,6 +449,7 @@ void Transport::handle_writable(Connection& c) {
 
 bool Transport::start_frame(Connection& c) {
   const FrameHeader& f = c.frame;
+  if (f.kind == FrameKind::kDoorbell) return true;  // the loop looks at the rings anyway
   if (f.kind == FrameKind::kAbort) {
     c.reading_abort = true;
     c.abort_text.clear();
@@ -324,10 +513,14 @@ void Transport::handle_readable(Connection& c) {
   for (int iteration = 0; iteration < 64; ++iteration) {
     if (c.parked || c.closed) return;
     if (c.receive_task < 0 && !c.reading_abort) {
-      ssize_t n = ::recv(c.fd.get(), c.header + c.header_got, kFrameHeaderSize - c.header_got,
-                         MSG_DONTWAIT);
+      ssize_t n = receive_bytes(c, c.header + c.header_got, kFrameHeaderSize - c.header_got);
       if (n == 0) {
-        if (c.pending_receives > 0 || c.header_got > 0 || c.send_task >= 0 || !c.queue.empty()) {
+        // Only this socket's own frames count: the peer's other sockets, or
+        // its shared-memory ring, may still hold frames sent before it closed
+        // (the ring's lane reports a loss when it waits for bytes that cannot come).
+        const bool busy =
+            c.pending_receives > 0 || c.header_got > 0 || c.send_task >= 0 || !c.queue.empty();
+        if (busy) {
           fail_lost_peer(c, "the peer closed its connection with " +
                                 std::to_string(c.pending_receives) +
                                 " frames still expected (did it exit, crash or abort?)");
@@ -363,6 +556,10 @@ void Transport::handle_readable(Connection& c) {
       continue;
     }
     Task& t = plan_->tasks()[c.receive_task];
+    if (t.reduce && c.rx && reduce_from_ring(c, t)) {
+      if (c.got == t.bytes) finish_receive(c);
+      continue;
+    }
     uint64_t left = t.bytes - c.got;
     uint8_t* dst;
     if (t.reduce) {
@@ -371,7 +568,7 @@ void Transport::handle_readable(Connection& c) {
     } else {
       dst = t.data + c.got;
     }
-    ssize_t n = ::recv(c.fd.get(), dst, left, MSG_DONTWAIT);
+    ssize_t n = receive_bytes(c, dst, left);
     if (n == 0) {
       fail_lost_peer(c,
                      "the peer closed its connection in the middle of a frame (did it exit or "
@@ -467,8 +664,9 @@ void Transport::run(Plan& plan) {
       if (!t.is_send) {
         receives_.emplace(Key{t.peer, t.kind, t.seq, t.step, t.chunk}, static_cast<int>(i));
         connection_for(t).pending_receives++;
-        if (connection_for(t).closed) {
-          fail_on(connection_for(t), StatusCode::kUnavailable,
+        Connection& link = connection_for(t);
+        if (link.closed) {
+          fail_on(link, StatusCode::kUnavailable,
                   "the peer closed its connection earlier (did it exit?)");
         }
       }
@@ -486,17 +684,24 @@ void Transport::run(Plan& plan) {
     std::vector<Connection*> polled;
     while (remaining_ > 0) {
       if (abort_requested_) throw_error(StatusCode::kAborted, abort_reason_);
+      int timeout_ms = deadline_.remaining_ms(1000);
+      if (!shm_lanes_.empty()) {
+        // Rings have no descriptor: look at them every turn; sleep only
+        // with the wake-up flags armed, so a doorbell ends the sleep.
+        if (pump_shared_memory() || spin_shared_memory() || !arm_shared_memory()) timeout_ms = 0;
+        if (remaining_ == 0) break;
+      }
       fds.clear();
       polled.clear();
       fds.push_back({wake_pipe_[0], POLLIN, 0});
       for (Connection* c : all_connections_) {
-        if (c->closed) continue;
+        if (c->closed || c->rx) continue;
         short events = c->parked ? 0 : POLLIN;
-        if (c->send_task >= 0 || !c->queue.empty()) events |= POLLOUT;
+        if (c->send_task >= 0 || !c->queue.empty() || !c->control_out.empty()) events |= POLLOUT;
         fds.push_back({c->fd.get(), events, 0});
         polled.push_back(c);
       }
-      int rc = ::poll(fds.data(), fds.size(), deadline_.remaining_ms(1000));
+      int rc = ::poll(fds.data(), fds.size(), timeout_ms);
       if (rc < 0 && errno != EINTR) {
         throw_error(StatusCode::kInternal, std::string("poll: ") + std::strerror(errno));
       }

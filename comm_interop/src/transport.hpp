@@ -1,8 +1,13 @@
-// polychip's TCP transport: a full mesh of authenticated sockets (several
+// polychip's transport: a full mesh of authenticated TCP sockets (several
 // per peer) and one poll()-driven event loop that runs a Plan on the calling
-// thread. Every connection is watched during every operation, so a peer that
-// dies or closes is noticed at once; a peer that hangs hits the deadline.
+// thread. Peers that can map each other's shared memory (same host) move
+// their frames through a shared-memory ring pair instead and keep the TCP
+// connection for doorbells, aborts and liveness. Every connection is watched
+// during every operation, so a peer that dies or closes is noticed at once;
+// a peer that hangs hits the deadline.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <memory>
@@ -22,6 +27,8 @@ struct TransportOptions {
   double timeout_seconds = 300;
   bool checksum = false;
   int sockets_per_peer = 2;
+  bool shared_memory = true;             // offer shared-memory links to same-host peers
+  uint64_t shm_ring_bytes = 4ull << 20;  // per direction and peer (a power of two)
 };
 
 class Transport {
@@ -51,6 +58,9 @@ class Transport {
   const TransportOptions& options() const { return options_; }
   int refused_connections() const { return refused_connections_; }
   std::string describe_peer(int r) const;
+  bool uses_shared_memory(int peer) const;
+  // What carries this rank's frames: "tcp", "shm" or "shm+tcp" (some peers each).
+  std::string link_summary() const;
 
  private:
   struct Connection;
@@ -67,7 +77,21 @@ class Transport {
   };
 
   void connect_mesh(Fd listener, const Credentials& credentials);
+  // Negotiates shared-memory links on socket 0 of every peer (wire.hpp).
+  void setup_shared_memory(const Deadline& deadline);
   Connection& connection_for(const Task& t);
+  ssize_t receive_bytes(Connection& c, void* data, size_t size);
+  // Receive-and-reduce straight out of a shared-memory ring; false when the
+  // ready bytes cannot be reduced in place (none, misaligned, wrapped).
+  bool reduce_from_ring(Connection& c, Task& t);
+  void ring_doorbell(Connection& lane);
+  void flush_control(Connection& c);
+  // Moves what it can on every shared-memory link; true when bytes moved.
+  bool pump_shared_memory();
+  // Polls the rings for a short while before sleeping; true when bytes moved.
+  bool spin_shared_memory();
+  // Arms the wake-up flags before sleeping; false when a link has work now.
+  bool arm_shared_memory();
   void enqueue_send(int task);
   void complete(int task);
   void handle_readable(Connection& c);
@@ -85,7 +109,10 @@ class Transport {
   std::vector<PeerInfo> peers_;
   TransportOptions options_;
   std::vector<std::vector<std::unique_ptr<Connection>>> connections_;  // [peer][socket]
-  std::vector<Connection*> all_connections_;
+  std::vector<Connection*> all_connections_;  // TCP connections and shared-memory lanes
+  std::vector<std::unique_ptr<Connection>> shm_lanes_;
+  std::vector<Connection*> lane_of_peer_;  // nullptr: the peer is reached over TCP
+  uint64_t shm_bytes_moved_ = 0;
   int refused_connections_ = 0;
 
   uint64_t next_collective_seq_ = 0;

@@ -1,5 +1,6 @@
 #include "wire.hpp"
 
+#include <cctype>
 #include <cstring>
 
 #include "byte_io.hpp"
@@ -67,7 +68,7 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
   if (computed_crc != stored_crc) corrupt("frame header: header CRC32C mismatch");
   FrameHeader h;
   uint8_t kind = r.u8("kind");
-  if (kind < 1 || kind > 3) corrupt("frame header: unknown kind " + std::to_string(kind));
+  if (kind < 1 || kind > 4) corrupt("frame header: unknown kind " + std::to_string(kind));
   h.kind = static_cast<FrameKind>(kind);
   h.flags = r.u16("flags");
   if ((h.flags & ~uint16_t{kFlagPayloadCrc}) != 0) {
@@ -87,11 +88,79 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
   if (h.kind == FrameKind::kAbort && h.payload_bytes > 4096) {
     corrupt("frame header: abort reason longer than 4096 bytes");
   }
+  if (h.kind == FrameKind::kDoorbell && h.payload_bytes != 0) {
+    corrupt("frame header: a doorbell carries no payload");
+  }
   if (h.source_rank != expected_source) {
     corrupt("frame header: claims to come from rank " + std::to_string(h.source_rank) +
             " on the connection of rank " + std::to_string(expected_source));
   }
   return h;
+}
+
+std::vector<uint8_t> encode_shm_offer(const ShmOffer& o) {
+  ByteWriter w;
+  w.u32(kShmOfferMagic);
+  w.u32(o.offered ? 1 : 0);
+  w.u64(o.capacity);
+  w.raw(o.token.data(), o.token.size());
+  std::string name = o.offered ? o.name : std::string();
+  if (name.size() > kShmNameMax) {
+    throw_error(StatusCode::kInvalidArgument, "shared-memory offer: name too long");
+  }
+  w.u8(static_cast<uint8_t>(name.size()));
+  name.resize(kShmNameMax, '\0');
+  w.raw(name.data(), kShmNameMax);
+  return std::move(w.bytes());
+}
+
+ShmOffer parse_shm_offer(std::span<const uint8_t> bytes) {
+  ByteReader r(bytes, "shared-memory offer");
+  check_magic(r, kShmOfferMagic, "shared-memory offer");
+  uint32_t flags = r.u32("flags");
+  if (flags > 1) corrupt("shared-memory offer: unknown flags " + std::to_string(flags));
+  ShmOffer o;
+  o.offered = flags == 1;
+  o.capacity = r.u64("capacity");
+  r.raw(o.token.data(), o.token.size(), "token");
+  uint8_t length = r.u8("name length");
+  char name[kShmNameMax];
+  r.raw(name, kShmNameMax, "name");
+  r.expect_end();
+  if (!o.offered) return o;
+  if (length < 2 || length > kShmNameMax) {
+    corrupt("shared-memory offer: name length " + std::to_string(length));
+  }
+  o.name.assign(name, length);
+  // A single "/component" of safe characters: the sender passes it to shm_open.
+  if (o.name[0] != '/') corrupt("shared-memory offer: name does not start with '/'");
+  for (size_t i = 1; i < o.name.size(); ++i) {
+    char c = o.name[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) {
+      corrupt("shared-memory offer: name has a character outside [A-Za-z0-9_-]");
+    }
+  }
+  if (o.capacity == 0 || (o.capacity & (o.capacity - 1)) != 0 || o.capacity > kMaxShmRingBytes) {
+    corrupt("shared-memory offer: capacity " + std::to_string(o.capacity) +
+            " is not a power of two up to " + std::to_string(kMaxShmRingBytes));
+  }
+  return o;
+}
+
+std::vector<uint8_t> encode_shm_reply(bool accepted) {
+  ByteWriter w;
+  w.u32(kShmReplyMagic);
+  w.u32(accepted ? 1 : 0);
+  return std::move(w.bytes());
+}
+
+bool parse_shm_reply(std::span<const uint8_t> bytes) {
+  ByteReader r(bytes, "shared-memory reply");
+  check_magic(r, kShmReplyMagic, "shared-memory reply");
+  uint32_t accepted = r.u32("accepted");
+  r.expect_end();
+  if (accepted > 1) corrupt("shared-memory reply: unknown value " + std::to_string(accepted));
+  return accepted == 1;
 }
 
 std::vector<uint8_t> encode_hello(const Hello& h) {

@@ -27,6 +27,7 @@ enum class FrameKind : uint8_t {
   kCollective = 1,    // seq = collective sequence number of the communicator
   kPointToPoint = 2,  // seq = per-(sender, receiver) message number
   kAbort = 3,         // payload = UTF-8 reason; the sender is giving up
+  kDoorbell = 4,      // no payload: new bytes or free space in a shared-memory ring
 };
 
 enum FrameFlags : uint16_t { kFlagPayloadCrc = 1 };
@@ -85,6 +86,28 @@ Digest acceptor_proof(std::span<const uint8_t> secret, std::span<const uint8_t> 
                       const Nonce& acceptor_nonce);
 Digest connector_proof(std::span<const uint8_t> secret, std::span<const uint8_t> hello_bytes,
                        const Nonce& acceptor_nonce);
+
+// Shared-memory links, negotiated once per peer pair right after the TCP
+// mesh is up (on socket 0): each side offers the ring it will receive on;
+// the other maps it and replies whether it could. A link uses shared memory
+// only when both offers were accepted.
+inline constexpr uint32_t kShmOfferMagic = 0x314f4350;  // "PCO1"
+inline constexpr uint32_t kShmReplyMagic = 0x31414350;  // "PCA1"
+inline constexpr size_t kShmNameMax = 63;
+struct ShmOffer {
+  bool offered = false;
+  uint64_t capacity = 0;
+  std::array<uint8_t, 32> token{};
+  std::string name;  // POSIX shm name, "/..." of at most kShmNameMax bytes
+};
+inline constexpr size_t kShmOfferSize = 4 + 4 + 8 + 32 + 1 + kShmNameMax;
+inline constexpr size_t kShmReplySize = 8;
+// Largest shared-memory ring a peer may offer.
+inline constexpr uint64_t kMaxShmRingBytes = uint64_t{1} << 30;
+std::vector<uint8_t> encode_shm_offer(const ShmOffer& o);
+ShmOffer parse_shm_offer(std::span<const uint8_t> bytes);
+std::vector<uint8_t> encode_shm_reply(bool accepted);
+bool parse_shm_reply(std::span<const uint8_t> bytes);
 
 // Rendezvous store: length-prefixed requests/responses after the handshake.
 enum class StoreOp : uint8_t { kSet = 1, kGet = 2, kAdd = 3 };

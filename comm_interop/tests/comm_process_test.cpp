@@ -71,6 +71,17 @@ TEST(CommProcesses, MpirunFourRanksOnCpuSimAndOpencl) {
   Outcome o = shell(kMpirun + "-np 4 " + COMM_WORKER +
                     " sweep --quick --devices cpu,sim.faithful,opencl,sim.bf16acc");
   EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("/shm"), std::string::npos) << o.output;
+}
+
+// What ranks on different hosts use: every frame over TCP sockets.
+TEST(CommProcesses, MpirunFourRanksForcedOntoTcp) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o = shell(kMpirun + "-x POLYCHIP_COMM_TRANSPORT=tcp -np 4 " + COMM_WORKER +
+                    " sweep --quick --devices cpu,sim.faithful,opencl,sim.bf16acc");
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_EQ(o.output.find("/shm"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("/tcp"), std::string::npos) << o.output;
 }
 
 TEST(CommProcesses, LocalLauncherThreeRanksMixedAdaptersHierarchical) {
@@ -102,15 +113,18 @@ struct FaultRun {
   std::string dir;
 };
 FaultRun run_fault(const std::string& mode, int np, const std::string& timeout,
-                   std::vector<std::map<std::string, std::string>> rank_env = {}) {
+                   std::vector<std::map<std::string, std::string>> rank_env = {},
+                   const std::map<std::string, std::string>& extra_env = {}) {
   FaultRun r;
   r.dir = temp_dir();
   LocalLaunch launch;
   launch.program = COMM_WORKER;
   launch.argv = {COMM_WORKER, mode};
+  if (mode == "sweep") launch.argv.push_back("--quick");
   launch.np = np;
   launch.grace_seconds = std::stod(timeout) + 2;
   launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", timeout}, {"COMM_WORKER_LOG_DIR", r.dir}};
+  launch.extra_env.insert(extra_env.begin(), extra_env.end());
   launch.rank_env = std::move(rank_env);
   auto start = std::chrono::steady_clock::now();
   r.code = launch_local(launch);
@@ -118,15 +132,37 @@ FaultRun run_fault(const std::string& mode, int np, const std::string& timeout,
   return r;
 }
 
-TEST(CommFaults, KilledRankMakesEverySurvivorFailFastWithAClearError) {
-  FaultRun r = run_fault("kill", 4, "30");
+// Ranks on one host share memory links (the dead rank's ring stops moving
+// and its TCP doorbell closes); forced onto TCP, its sockets close.
+class CommFaultsOverLinks : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CommFaultsOverLinks, KilledRankMakesEverySurvivorFailFastWithAClearError) {
+  FaultRun r = run_fault("kill", 4, "30", {}, {{"POLYCHIP_COMM_TRANSPORT", GetParam()}});
   EXPECT_LT(r.seconds, 30) << "survivors waited for the timeout instead of noticing the death";
   for (int rank : {0, 2, 3}) {
     std::string log = read_file(r.dir + "/rank" + std::to_string(rank) + ".txt");
     EXPECT_NE(log.find("failed after"), std::string::npos) << "rank " << rank << ": " << log;
-    // Either the dead rank's closed socket, or a neighbour's abort naming it.
+    // Either the dead rank's closed connection, or a neighbour's abort naming it.
     EXPECT_TRUE(log.find("rank 1") != std::string::npos) << "rank " << rank << ": " << log;
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, CommFaultsOverLinks, ::testing::Values("auto", "tcp"));
+
+// Rank 2 refuses shared memory: ranks 0 and 1 still share a ring between
+// them and reach rank 2 over TCP, and every result is exact.
+TEST(CommProcesses, MixedSharedMemoryAndTcpLinksAgree) {
+  FaultRun r = run_fault("sweep", 3, "60", {{}, {}, {{"POLYCHIP_COMM_TRANSPORT", "tcp"}}},
+                         {{"POLYCHIP_COMM_CHUNK_BYTES", "65536"}});
+  EXPECT_EQ(r.code, 0);
+  for (int rank : {0, 1}) {
+    std::string log = read_file(r.dir + "/rank" + std::to_string(rank) + ".txt");
+    EXPECT_NE(log.find(" 0 wrong, "), std::string::npos) << "rank " << rank << ": " << log;
+    EXPECT_NE(log.find("/shm+tcp"), std::string::npos) << "rank " << rank << ": " << log;
+  }
+  std::string log2 = read_file(r.dir + "/rank2.txt");
+  EXPECT_NE(log2.find(" 0 wrong, "), std::string::npos) << log2;
+  EXPECT_EQ(log2.find("shm"), std::string::npos) << log2;
 }
 
 TEST(CommFaults, StoppedRankMakesOthersTimeOut) {
@@ -181,7 +217,8 @@ TEST(CommNetworkNamespaces, OneRankInEachNamespaceOverVeth) {
   }
   std::string env =
       "env WORLD_SIZE=2 MASTER_ADDR=10.231.0.1 MASTER_PORT=29671 "
-      "POLYCHIP_COMM_TIMEOUT=60 POLYCHIP_COMM_SECRET=5ec7e75ec7e75ec7e75ec7e75ec7e75e ";
+      "POLYCHIP_COMM_TIMEOUT=60 POLYCHIP_COMM_SECRET=5ec7e75ec7e75ec7e75ec7e75ec7e75e "
+      "POLYCHIP_COMM_TRANSPORT=tcp ";  // both namespaces see one /dev/shm: keep the veth in use
   Outcome o1;
   std::thread t([&] {
     o1 = shell("ip netns exec " + b + " " + env + "RANK=1 " + COMM_WORKER + " sweep --quick");
@@ -191,6 +228,7 @@ TEST(CommNetworkNamespaces, OneRankInEachNamespaceOverVeth) {
   cleanup();
   EXPECT_EQ(o0.code, 0) << o0.output;
   EXPECT_EQ(o1.code, 0) << o1.output;
+  EXPECT_NE(o0.output.find("/tcp"), std::string::npos) << o0.output;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // authenticated handshake over real sockets, and communicators whose ranks
 // are threads of this process.
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include <cmath>
@@ -23,6 +25,7 @@
 #include "polychip/dtype.hpp"
 #include "polychip/error.hpp"
 #include "reduce_kernels.hpp"
+#include "shm_ring.hpp"
 #include "wire.hpp"
 
 using namespace polychip;
@@ -212,6 +215,12 @@ TEST(Wire, MalformedCorpusIsRejected) {
             case 'p':
               parse_peer_info(input);
               break;
+            case 'o':
+              parse_shm_offer(input);
+              break;
+            case 'a':
+              parse_shm_reply(input);
+              break;
             default:
               throw_error(StatusCode::kDataCorruption, "unknown selector");
           }
@@ -231,6 +240,115 @@ struct SocketPair {
     b = Fd(fds[1]);
   }
 };
+
+TEST(Wire, DoorbellsCarryNoPayloadAndShmOffersRoundTrip) {
+  FrameHeader bell;
+  bell.kind = FrameKind::kDoorbell;
+  uint8_t bytes[kFrameHeaderSize];
+  encode_frame_header(bell, bytes);
+  EXPECT_EQ(parse_frame_header(bytes, 0).kind, FrameKind::kDoorbell);
+  bell.payload_bytes = 8;
+  encode_frame_header(bell, bytes);
+  expect_corrupt([&] { parse_frame_header(bytes, 0); }, "doorbell with payload");
+
+  ShmOffer offer;
+  offer.offered = true;
+  offer.capacity = 1 << 20;
+  offer.token[3] = 7;
+  offer.name = "/polychip-0123abcd";
+  std::vector<uint8_t> encoded = encode_shm_offer(offer);
+  ASSERT_EQ(encoded.size(), kShmOfferSize);
+  ShmOffer back = parse_shm_offer(encoded);
+  EXPECT_TRUE(back.offered);
+  EXPECT_EQ(back.capacity, offer.capacity);
+  EXPECT_EQ(back.token, offer.token);
+  EXPECT_EQ(back.name, offer.name);
+  EXPECT_FALSE(parse_shm_offer(encode_shm_offer(ShmOffer{})).offered);
+  EXPECT_TRUE(parse_shm_reply(encode_shm_reply(true)));
+  EXPECT_FALSE(parse_shm_reply(encode_shm_reply(false)));
+}
+
+TEST(ShmRing, BytesCrossTheWrapInOrder) {
+  ShmRing rx = ShmRing::create(4096);
+  ShmRing tx = ShmRing::open(rx.name(), rx.token(), 4096);
+  std::mt19937 rng(3);
+  std::vector<uint8_t> sent, got;
+  uint64_t written = 0;
+  // Writes and reads of awkward sizes wrap the ring many times.
+  for (int round = 0; round < 200; ++round) {
+    std::vector<uint8_t> piece(1 + rng() % 3000);
+    for (auto& b : piece) b = static_cast<uint8_t>(rng());
+    uint64_t n = tx.write(piece.data(), piece.size());
+    sent.insert(sent.end(), piece.begin(), piece.begin() + static_cast<long>(n));
+    written += n;
+    std::vector<uint8_t> buf(1 + rng() % 3000);
+    uint64_t r = rx.read(buf.data(), buf.size());
+    got.insert(got.end(), buf.begin(), buf.begin() + static_cast<long>(r));
+  }
+  std::vector<uint8_t> rest(8192);
+  got.insert(got.end(), rest.begin(), rest.begin() + static_cast<long>(rx.read(rest.data(), 8192)));
+  EXPECT_GT(written, 100000u);
+  EXPECT_EQ(got, sent);
+  // Full ring: nothing more fits until the reader consumes.
+  std::vector<uint8_t> big(5000, 1);
+  EXPECT_EQ(tx.write(big.data(), big.size()), 4096u);
+  EXPECT_EQ(tx.write(big.data(), 1), 0u);
+  const uint8_t* view;
+  EXPECT_GT(rx.peek(&view), 0u);
+}
+
+TEST(ShmRing, WakeUpFlagsAreTakenOnce) {
+  ShmRing rx = ShmRing::create(4096);
+  ShmRing tx = ShmRing::open(rx.name(), rx.token(), 4096);
+  EXPECT_TRUE(rx.arm_reader());  // empty: the reader may sleep
+  EXPECT_EQ(tx.write("abcd", 4), 4u);
+  EXPECT_TRUE(tx.take_reader_waiting());  // so the writer rings once
+  EXPECT_FALSE(tx.take_reader_waiting());
+  EXPECT_FALSE(rx.arm_reader());  // bytes are ready: do not sleep
+  std::vector<uint8_t> fill(4092, 0);
+  EXPECT_EQ(tx.write(fill.data(), fill.size()), 4092u);
+  EXPECT_TRUE(tx.arm_writer());
+  char out[16];
+  EXPECT_EQ(rx.read(out, sizeof(out)), 16u);
+  EXPECT_TRUE(rx.take_writer_waiting());
+  EXPECT_FALSE(tx.arm_writer());
+}
+
+TEST(ShmRing, WrongTokenSizeOrCountersAreRejected) {
+  ShmRing rx = ShmRing::create(4096);
+  ShmRing::Token wrong = rx.token();
+  wrong[0] ^= 1;
+  try {
+    ShmRing::open(rx.name(), wrong, 4096);
+    ADD_FAILURE() << "wrong token accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.what();
+  }
+  try {
+    ShmRing::open(rx.name(), rx.token(), 8192);
+    ADD_FAILURE() << "wrong size accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.what();
+  }
+  try {
+    ShmRing::open("/polychip-no-such-ring", rx.token(), 4096);
+    ADD_FAILURE() << "missing segment opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnavailable) << e.what();
+  }
+  // A peer that writes a head beyond the capacity is caught, not trusted.
+  int fd = ::shm_open(rx.name().c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  void* map = ::mmap(nullptr, kShmRingControlBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  static_cast<ShmRingControl*>(map)->head.store(4097);
+  const uint8_t* view;
+  expect_corrupt([&] { rx.peek(&view); }, "head beyond capacity");
+  ::munmap(map, kShmRingControlBytes);
+  rx.unlink();
+  EXPECT_LT(::shm_open(rx.name().c_str(), O_RDWR, 0), 0) << "unlink left the name";
+}
 
 TEST(Handshake, SharedSecretAuthenticatesBothSides) {
   SocketPair sp;
@@ -349,24 +467,27 @@ TEST(Communicator, HierarchicalPathIsRecordedAndExact) {
 }
 
 TEST(Communicator, ChecksumModeRunsAndBadArgumentsAreNamed) {
-  CommConfig config;
-  config.checksum = true;
-  with_threads(
-      2,
-      [](Communicator& comm) {
-        std::vector<float> a(300000, 1.0f), b(300000);
-        comm.all_reduce(a.data(), b.data(), a.size(), DType::kF32, ReduceOp::kSum);
-        EXPECT_EQ(b[12345], 2.0f);
-        EXPECT_EQ(comm.last_call().transport, "tcp+crc32c");
-        try {
-          comm.broadcast(a.data(), b.data(), 1, DType::kF32, 7);
-          ADD_FAILURE() << "bad root accepted";
-        } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find("root 7"), std::string::npos);
-        }
-        EXPECT_THROW(comm.all_reduce(a.data(), b.data(), 1, DType::kU8, ReduceOp::kSum), Error);
-      },
-      config);
+  for (std::string transport : {"auto", "tcp"}) {
+    CommConfig config;
+    config.checksum = true;
+    config.transport = transport;
+    with_threads(
+        2,
+        [&](Communicator& comm) {
+          std::vector<float> a(300000, 1.0f), b(300000);
+          comm.all_reduce(a.data(), b.data(), a.size(), DType::kF32, ReduceOp::kSum);
+          EXPECT_EQ(b[12345], 2.0f);
+          EXPECT_EQ(comm.last_call().transport, transport == "tcp" ? "tcp+crc32c" : "shm+crc32c");
+          try {
+            comm.broadcast(a.data(), b.data(), 1, DType::kF32, 7);
+            ADD_FAILURE() << "bad root accepted";
+          } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("root 7"), std::string::npos);
+          }
+          EXPECT_THROW(comm.all_reduce(a.data(), b.data(), 1, DType::kU8, ReduceOp::kSum), Error);
+        },
+        config);
+  }
 }
 
 TEST(CApi, SingleRankAllReduceAndNamedErrors) {

@@ -99,11 +99,15 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
                      (unsigned long long)r.wrong);
     }
   }
-  std::printf("rank %d (%s): %d cases, %llu wrong, last call %s/%s/%s\n", comm.rank(),
-              comm.ranks()[comm.rank()].device_type.c_str(), cases, (unsigned long long)wrong,
-              std::string(algorithm_name(comm.last_call().algorithm)).c_str(),
-              std::string(data_path_name(comm.last_call().path)).c_str(),
-              comm.last_call().transport.c_str());
+  char line[512];
+  std::snprintf(line, sizeof(line), "rank %d (%s): %d cases, %llu wrong, last call %s/%s/%s",
+                comm.rank(), comm.ranks()[comm.rank()].device_type.c_str(), cases,
+                (unsigned long long)wrong,
+                std::string(algorithm_name(comm.last_call().algorithm)).c_str(),
+                std::string(data_path_name(comm.last_call().path)).c_str(),
+                comm.last_call().transport.c_str());
+  std::printf("%s\n", line);
+  log_outcome(line);
   return wrong ? 1 : 0;
 }
 

@@ -10,16 +10,20 @@
 namespace polychip::comm {
 
 struct CommConfig {
-  double timeout_seconds = 300;      // POLYCHIP_COMM_TIMEOUT: every operation and setup
-  bool checksum = false;             // POLYCHIP_COMM_CHECKSUM=1: CRC32C on every payload
-  int sockets_per_peer = 2;          // POLYCHIP_COMM_SOCKETS
-  uint64_t chunk_bytes = 1 << 20;    // POLYCHIP_COMM_CHUNK_BYTES: pipelining unit
-  uint64_t small_bytes = 64 << 10;   // POLYCHIP_COMM_SMALL_BYTES: direct algorithm at or below
-  std::string algorithm = "auto";    // POLYCHIP_COMM_ALGO: auto | ring | direct
-  std::string path = "auto";         // POLYCHIP_COMM_PATH: auto | host | hierarchical
-  std::string listen_address;        // POLYCHIP_COMM_LISTEN_ADDR (bind; default any)
-  std::string advertise_address;     // POLYCHIP_COMM_ADVERTISE_ADDR (default: route to store)
-  std::string device_type = "host";  // this rank's device type ("vendor.model")
+  double timeout_seconds = 300;     // POLYCHIP_COMM_TIMEOUT: every operation and setup
+  bool checksum = false;            // POLYCHIP_COMM_CHECKSUM=1: CRC32C on every payload
+  int sockets_per_peer = 2;         // POLYCHIP_COMM_SOCKETS
+  uint64_t chunk_bytes = 1 << 20;   // POLYCHIP_COMM_CHUNK_BYTES: pipelining unit
+  uint64_t small_bytes = 64 << 10;  // POLYCHIP_COMM_SMALL_BYTES: direct algorithm at or below
+  std::string algorithm = "auto";   // POLYCHIP_COMM_ALGO: auto | ring | direct
+  std::string path = "auto";        // POLYCHIP_COMM_PATH: auto | host | hierarchical
+  // POLYCHIP_COMM_TRANSPORT: auto (shared memory between ranks that can map
+  // each other's, TCP otherwise) | tcp (TCP everywhere).
+  std::string transport = "auto";
+  uint64_t shm_ring_bytes = 1 << 20;  // POLYCHIP_COMM_SHM_BYTES: ring per direction and peer
+  std::string listen_address;         // POLYCHIP_COMM_LISTEN_ADDR (bind; default any)
+  std::string advertise_address;      // POLYCHIP_COMM_ADVERTISE_ADDR (default: route to store)
+  std::string device_type = "host";   // this rank's device type ("vendor.model")
   std::string vendor = "host";
 
   // Defaults overridden by the environment; throws INVALID_ARGUMENT naming

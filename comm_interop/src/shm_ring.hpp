@@ -1,0 +1,100 @@
+// One direction of a same-host link: a single-producer single-consumer byte
+// ring in a POSIX shared-memory segment. It carries exactly the bytes a TCP
+// socket would (frame headers and payloads), so the transport's framing,
+// validation and checksums are the same on both; what it saves is the
+// kernel's two copies and the socket buffers of loopback TCP.
+//
+// The receiver creates the segment and sends its name and a random token
+// over the authenticated TCP connection; the sender maps it and checks the
+// token. Neither side trusts the other's counters: a head or tail that
+// would make the ring hold more than its capacity is DATA_CORRUPTION.
+//
+// Wake-ups: a side about to sleep in poll() arms its "waiting" flag and
+// re-checks the ring; the other side, after moving bytes, takes the flag and
+// rings a doorbell on the TCP connection (sequentially consistent flag and
+// counter accesses, so no wake-up is lost).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace polychip::comm {
+
+inline constexpr uint32_t kShmRingMagic = 0x31534350;  // "PCS1"
+// The segment: this control block, padded to kShmRingControlBytes, then the
+// ring's bytes. Counters sit on their own cache lines: the sender writes
+// head and the receiver tail, each only reading the other's.
+inline constexpr uint64_t kShmRingControlBytes = 4096;
+struct ShmRingControl {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t capacity;
+  uint8_t token[32];
+  alignas(64) std::atomic<uint64_t> head;  // bytes ever written (sender)
+  alignas(64) std::atomic<uint64_t> tail;  // bytes ever consumed (receiver)
+  alignas(64) std::atomic<uint32_t> reader_waiting;
+  alignas(64) std::atomic<uint32_t> writer_waiting;
+};
+static_assert(sizeof(ShmRingControl) <= kShmRingControlBytes);
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared counters must be lock-free");
+
+class ShmRing {
+ public:
+  using Token = std::array<uint8_t, 32>;
+
+  // Receiver side: a new segment with `capacity` bytes of ring (a power of
+  // two). Throws UNAVAILABLE when shared memory cannot be created.
+  static ShmRing create(uint64_t capacity);
+  // Sender side: maps the segment `name` and checks its token and capacity.
+  // Throws UNAVAILABLE when it cannot be opened (another host, another
+  // container) and DATA_CORRUPTION when it is not the ring that was offered.
+  static ShmRing open(const std::string& name, const Token& token, uint64_t capacity);
+
+  ShmRing(ShmRing&& other) noexcept;
+  ShmRing& operator=(ShmRing&& other) noexcept;
+  ShmRing(const ShmRing&) = delete;
+  ShmRing& operator=(const ShmRing&) = delete;
+  ~ShmRing();
+
+  const std::string& name() const { return name_; }
+  const Token& token() const { return token_; }
+  uint64_t capacity() const { return capacity_; }
+  // Removes the name (the mapping stays): done once the sender mapped it or
+  // declined, so no segment outlives the job even if it crashes.
+  void unlink();
+
+  // Sender: copies as much of `size` bytes as fits; returns how many.
+  uint64_t write(const void* data, uint64_t size);
+  // Receiver: bytes ready and a pointer to the contiguous part of them
+  // (up to the end of the ring), then consume() what was used.
+  uint64_t peek(const uint8_t** data) const;
+  void consume(uint64_t bytes);
+  // Receiver: copies up to `size` ready bytes; returns how many.
+  uint64_t read(void* data, uint64_t size);
+
+  // Before sleeping: true when the flag is armed and the ring still has
+  // nothing for us (false: there is work, do not sleep).
+  bool arm_reader();
+  bool arm_writer();
+  // After moving bytes: true when the other side was asleep (ring it).
+  bool take_reader_waiting();
+  bool take_writer_waiting();
+
+ private:
+  ShmRing() = default;
+  uint64_t readable() const;  // validated head - tail
+  uint64_t writable() const;
+
+  std::string name_;
+  Token token_{};
+  uint64_t capacity_ = 0;
+  void* mapping_ = nullptr;
+  uint64_t mapping_bytes_ = 0;
+  ShmRingControl* control_ = nullptr;
+  uint8_t* data_ = nullptr;
+  bool linked_ = false;
+};
+
+}  // namespace polychip::comm
