@@ -21,7 +21,6 @@ extern "C" const polychip_adapter_api* polychip_opencl_adapter_get_api(void);
 namespace polychip::opencl {
 
 using opencl_family::fail;
-using opencl_family::Failure;
 // Throws when err != CL_SUCCESS, naming the call and the CL error.
 void check_cl(cl_int err, const char* call);
 
