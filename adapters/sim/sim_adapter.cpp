@@ -196,8 +196,8 @@ polychip_status copy(polychip_copy_args* a) {
   const uint64_t so = a->src_offset, d_off = a->dst_offset;
   auto work = [src, dst, src_host, dst_host, so, d_off, n] {
     MemoryAccess access;
-    access.add(src.get());
-    access.add(dst.get());
+    access.add(src.get(), so, n);
+    access.add(dst.get(), d_off, n);
     const char* from = src ? src->base() + so : src_host;
     char* to = dst ? dst->base() + d_off : dst_host;
     std::memmove(to, from, n);

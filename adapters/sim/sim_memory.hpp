@@ -1,13 +1,15 @@
 // Simulated device memory: pages mapped PROT_NONE, so the host cannot read
 // or write them except inside the adapter's copies and kernels, which
-// unlock them for the duration (MemoryAccess, reference-counted so
-// overlapping users on several threads are safe). Pinned host memory is
-// ordinary read-write memory.
+// unlock the pages they touch for the duration (MemoryAccess, counted per
+// page so overlapping users on several threads are safe, and a copy of a
+// few pages of a large allocation costs a few pages' worth). Pinned host
+// memory is ordinary read-write memory.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "polychip/adapter_abi.h"
 
@@ -30,16 +32,20 @@ class SimMemory {
 
  private:
   friend class MemoryAccess;
-  void unlock();
-  void lock();
+  // Bytes [offset, offset + size), widened to whole pages.
+  void unlock(uint64_t offset, uint64_t size);
+  void lock(uint64_t offset, uint64_t size);
+  // Sets `prot` on the pages in [first, last) whose count moved to or from zero.
+  void protect_changed(uint64_t first, uint64_t last, bool unlocking);
 
   int device_;
   polychip_memory_kind kind_;
   uint64_t size_;
   uint64_t mapped_ = 0;
   char* base_ = nullptr;
+  uint64_t page_ = 0;
   std::mutex mutex_;
-  int users_ = 0;
+  std::vector<uint32_t> users_;  // per page
 };
 
 // Makes device memory readable and writable for its lifetime.
@@ -50,12 +56,17 @@ class MemoryAccess {
   ~MemoryAccess();
   MemoryAccess(const MemoryAccess&) = delete;
   MemoryAccess& operator=(const MemoryAccess&) = delete;
-  // Unlocks m (once per MemoryAccess, whatever the number of calls).
-  void add(SimMemory* m);
+  // Unlocks [offset, offset + size) of m (all of it by default) until the
+  // MemoryAccess ends.
+  void add(SimMemory* m, uint64_t offset = 0, uint64_t size = UINT64_MAX);
 
  private:
   static constexpr int kMax = POLYCHIP_MAX_OP_TENSORS + 2;
-  SimMemory* held_[kMax] = {};
+  struct Held {
+    SimMemory* memory;
+    uint64_t offset, size;
+  };
+  Held held_[kMax] = {};
   int count_ = 0;
 };
 

@@ -94,6 +94,7 @@ Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, ui
   uint8_t* acc = out;
   const uint8_t* in_a = in;
   if (A != D) {
+    ctx.input_needed();
     acc = ctx.scratch->get(0, count * a);
     widen_to_f32(in, D, reinterpret_cast<float*>(acc), count);
     in_a = acc;
@@ -123,8 +124,9 @@ Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, ui
       current[c] = plan.recv_reduce(left, kRingReduceStep + s, c, acc + ro * a, in_a + ro * a,
                                     rl * a, fn, a);
       if (s == n - 2) {
-        plan.on_complete(current[c], [=] {
+        plan.on_complete(current[c], [=, mark = ctx.output_final] {
           finalize_reduction(acc + ro * a, A, out + ro * d, D, rl, r.op, r.avg_ranks);
+          if (mark && rl > 0) mark(out + ro * d, rl * d);
         });
       }
     }
@@ -138,6 +140,10 @@ Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, ui
       plan.after(st, previous[c]);
       auto [ro, rl] = chunk(kr, c);
       current[c] = plan.recv(left, kRingGatherStep + t, c, out + ro * d, rl * d);
+      if (ctx.output_final && rl > 0) {
+        plan.on_complete(current[c],
+                         [out, ro, rl, d, mark = ctx.output_final] { mark(out + ro * d, rl * d); });
+      }
     }
     std::swap(previous, current);
   }

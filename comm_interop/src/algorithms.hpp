@@ -42,6 +42,14 @@ struct BuildContext {
   Group group;
   uint64_t chunk_bytes;
   Scratch* scratch;
+  // Builders that know when a range of `recv` holds its final bits report
+  // it here (staged output then goes back to the device at once); may be
+  // empty. Builders that read `send` while building call wait_input first.
+  std::function<void(const uint8_t*, uint64_t)> output_final;
+  std::function<void()> wait_input;
+  void input_needed() const {
+    if (wait_input) wait_input();
+  }
 };
 
 // Each builder adds tasks to ctx.plan; `finish` work that needs every

@@ -79,6 +79,13 @@ CommConfig CommConfig::from_environment() {
                   std::string("POLYCHIP_COMM_TRANSPORT='") + v + "': expected auto or tcp");
     }
   }
+  if (const char* v = env("POLYCHIP_COMM_STAGING")) {
+    c.staging = v;
+    if (c.staging != "overlap" && c.staging != "whole") {
+      throw_error(StatusCode::kInvalidArgument,
+                  std::string("POLYCHIP_COMM_STAGING='") + v + "': expected overlap or whole");
+    }
+  }
   if (const char* v = env("POLYCHIP_COMM_SHM_BYTES")) {
     long bytes = parse_long("POLYCHIP_COMM_SHM_BYTES", v, 4096, long{1} << 30);
     if ((bytes & (bytes - 1)) != 0) {

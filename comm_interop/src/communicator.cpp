@@ -171,12 +171,20 @@ struct Communicator::Impl {
   }
 
   // Runs one plan built by `build` under a fresh collective sequence number.
+  // With `io`, the plan waits for staged input range by range and hands
+  // final output ranges back to the device as they complete.
   void run_collective(const char* name, const std::function<Finish(BuildContext&)>& build,
-                      const Group& group) {
+                      const Group& group, StreamedStaging* io = nullptr) {
     uint64_t seq = transport->next_collective_seq();
     Plan plan(FrameKind::kCollective, seq, name);
-    BuildContext ctx{&plan, group, config.chunk_bytes, &scratch};
+    BuildContext ctx{&plan, group, config.chunk_bytes, &scratch, {}, {}};
+    if (io) {
+      plan.set_before_access([io](const uint8_t* p, uint64_t n) { io->wait_input(p, n); });
+      ctx.output_final = [io](const uint8_t* p, uint64_t n) { io->output_final(p, n); };
+      ctx.wait_input = [io] { io->wait_all_input(); };
+    }
     Finish finish = build(ctx);
+    if (io && finish) io->wait_all_input();  // a finish step may read any input
     if (!plan.empty()) transport->run(plan);
     if (finish) finish();
   }
@@ -210,9 +218,13 @@ struct Communicator::Impl {
     }
   }
 
+  // `io` (may be null) streams staged buffers through the ring algorithm;
+  // the other paths read the whole input first.
   void all_reduce_host(const uint8_t* in, uint8_t* out, uint64_t count, DType dtype, ReduceOp op,
-                       CallRecord& rec, bool hierarchical) {
+                       CallRecord& rec, bool hierarchical, StreamedStaging* io = nullptr) {
     Reduction r{dtype, op, world};
+    bool direct = use_direct(rec.bytes);
+    if (io && (world == 1 || hierarchical || direct)) io->wait_all_input();
     if (world == 1) {
       DType A = accumulation_type(dtype);
       if (A != dtype) {
@@ -229,7 +241,6 @@ struct Communicator::Impl {
       hierarchical_all_reduce(in, out, count, r, rec);
       return;
     }
-    bool direct = use_direct(rec.bytes);
     rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kRing;
     run_collective(
         "all_reduce",
@@ -237,7 +248,7 @@ struct Communicator::Impl {
           return direct ? build_direct_all_reduce(ctx, in, out, count, r)
                         : build_ring_all_reduce(ctx, in, out, count, r);
         },
-        whole());
+        whole(), direct ? nullptr : io);
   }
 
   // Intra-island reduce -> inter-island all-reduce between leaders ->
@@ -340,9 +351,9 @@ struct Communicator::Impl {
       for (size_t j = 0; j < ops.size() && bytes > 0; ++j) {
         const uint64_t rbytes = ops[j].count * dtype_size(ops[j].dtype);
         if (ops[j].is_send || host[j] >= host[i] + bytes || host[i] >= host[j] + rbytes) continue;
-        leases.emplace_back();
-        leases.back().storage.assign(host[i], host[i] + bytes);
-        host[i] = leases.back().storage.data();
+        uint8_t* snapshot = staging.lease(bytes, leases);
+        copy_bytes(snapshot, host[i], bytes);
+        host[i] = snapshot;
         break;
       }
     }
@@ -533,16 +544,19 @@ void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DT
   POLYCHIP_COMM_DEFER_IN_GROUP(all_reduce(send, recv, count, dtype, op));
   Timer timer;
   CallRecord& rec = impl_->begin("all_reduce", dtype, op, count);
-  std::vector<Staging::Lease> leases;
   const uint64_t bytes = rec.bytes;
-  uint8_t* in = impl_->staging.input(send, bytes, leases);
-  uint8_t* out = send.same_memory(recv) ? in : impl_->staging.output(recv, bytes, leases);
+  // Device -> host, network and host -> device overlap, piece by piece.
+  StreamedStaging io(impl_->staging, impl_->config.chunk_bytes, impl_->config.staging == "overlap");
+  uint8_t* in = io.input(send, bytes);
+  uint8_t* out = io.output(recv, bytes, send.same_memory(recv));
   bool staged = impl_->staging.staged(send) || impl_->staging.staged(recv);
   rec.path = staged ? DataPath::kHostStaging : DataPath::kHost;
   bool hierarchical = impl_->config.path == "hierarchical" ||
                       (impl_->config.path == "auto" && impl_->islands > 1 && impl_->island_ccl);
-  if (bytes > 0) impl_->all_reduce_host(in, out, count, dtype, op, rec, hierarchical);
-  impl_->staging.copy_back(recv, out, bytes);
+  if (bytes > 0) impl_->all_reduce_host(in, out, count, dtype, op, rec, hierarchical, &io);
+  io.finish();
+  rec.staged_input_pieces = io.input_pieces();
+  rec.early_output_bytes = io.early_output_bytes();
   impl_->history.back().seconds = timer.seconds();
 }
 

@@ -61,6 +61,14 @@ class Plan {
     ++tasks_[task].unmet;
   }
   void on_complete(int task, std::function<void()> fn) { tasks_[task].on_complete = std::move(fn); }
+  // Called by the transport before it reads or writes a task's bytes (its
+  // data, and the local operand of a receive-and-reduce): staged input that
+  // is still being copied to the host is waited for here, range by range.
+  using AccessFn = std::function<void(const uint8_t*, uint64_t)>;
+  void set_before_access(AccessFn fn) { before_access_ = std::move(fn); }
+  void before_access(const uint8_t* p, uint64_t n) const {
+    if (before_access_) before_access_(p, n);
+  }
   // Point-to-point frames carry their own per-pair sequence number.
   void set_seq(int task, FrameKind kind, uint64_t seq) {
     tasks_[task].kind = kind;
@@ -92,6 +100,7 @@ class Plan {
   uint64_t seq_;
   const char* name_;
   std::vector<Task> tasks_;
+  AccessFn before_access_;
 };
 
 }  // namespace polychip::comm

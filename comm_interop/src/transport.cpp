@@ -388,6 +388,7 @@ void Transport::handle_writable(Connection& c) {
       c.send_task = c.queue.front();
       c.queue.pop_front();
       const Task& t = plan_->tasks()[c.send_task];
+      plan_->before_access(t.data, t.bytes);
       FrameHeader h;
       h.kind = t.kind;
       h.seq = t.seq;
@@ -487,6 +488,8 @@ bool Transport::start_frame(Connection& c) {
     fail_on(c, StatusCode::kFailedPrecondition,
             "POLYCHIP_COMM_CHECKSUM=1 here but the peer sends no checksums");
   }
+  plan_->before_access(t.data, t.bytes);
+  if (t.local) plan_->before_access(t.local, t.bytes);
   c.receive_task = task;
   c.got = 0;
   c.reduced = 0;

@@ -21,9 +21,12 @@ struct CommConfig {
   // each other's, TCP otherwise) | tcp (TCP everywhere).
   std::string transport = "auto";
   uint64_t shm_ring_bytes = 1 << 20;  // POLYCHIP_COMM_SHM_BYTES: ring per direction and peer
-  std::string listen_address;         // POLYCHIP_COMM_LISTEN_ADDR (bind; default any)
-  std::string advertise_address;      // POLYCHIP_COMM_ADVERTISE_ADDR (default: route to store)
-  std::string device_type = "host";   // this rank's device type ("vendor.model")
+  // POLYCHIP_COMM_STAGING: overlap (device buffers of adapters with async
+  // copies stream through the all-reduce) | whole (copy in, run, copy out).
+  std::string staging = "overlap";
+  std::string listen_address;        // POLYCHIP_COMM_LISTEN_ADDR (bind; default any)
+  std::string advertise_address;     // POLYCHIP_COMM_ADVERTISE_ADDR (default: route to store)
+  std::string device_type = "host";  // this rank's device type ("vendor.model")
   std::string vendor = "host";
 
   // Defaults overridden by the environment; throws INVALID_ARGUMENT naming

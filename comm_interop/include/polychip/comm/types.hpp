@@ -49,7 +49,14 @@ struct CallRecord {
   uint64_t bytes = 0;  // per-rank payload the caller handed in
   Algorithm algorithm = Algorithm::kNone;
   DataPath path = DataPath::kHost;
-  std::string transport;  // "tcp" (+ "+crc32c"), "local" for a single rank
+  // "shm" (shared-memory links to every peer), "tcp", or "shm+tcp" (some
+  // of each), then "+crc32c" with checksums; "local" for a single rank.
+  std::string transport;
+  // Host staging overlap (all-reduce): input pieces copied device -> host
+  // asynchronously, and result bytes queued host -> device while the
+  // collective was still running.
+  uint64_t staged_input_pieces = 0;
+  uint64_t early_output_bytes = 0;
   double seconds = 0;
 };
 
