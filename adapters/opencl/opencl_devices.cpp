@@ -86,6 +86,8 @@ std::unique_ptr<Device> open_device(const ClApi& api, cl_platform_id platform, c
       dtypes |= uint64_t{1} << d;
   p.supported_dtypes = dtypes;
   p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS;
+  // A CPU device (PoCL) copies with the host's own cores.
+  if ((type & CL_DEVICE_TYPE_CPU) == 0) p.capabilities |= POLYCHIP_CAP_COPY_ENGINE;
   p.compute_units =
       static_cast<int32_t>(device_value<cl_uint>(api, id, CL_DEVICE_MAX_COMPUTE_UNITS));
   return dev;

@@ -5,6 +5,8 @@ Runs `polychip comm-perf` on device buffers (default: opencl and sim.faithful,
 whose memory the host cannot touch, so every byte is staged) with
 POLYCHIP_COMM_STAGING=overlap and =whole in alternating rounds and prints
 each round's time and the median ratio whole/overlap (> 1: overlap is faster).
+(By default, staging=auto, these two devices stage whole buffers: they have no
+copy engine.)
 
 On this project's CPU machines the "device" copies are memcpy on the same
 cores as the network, so overlap can only hide latency, not add bandwidth;

@@ -81,9 +81,9 @@ CommConfig CommConfig::from_environment() {
   }
   if (const char* v = env("POLYCHIP_COMM_STAGING")) {
     c.staging = v;
-    if (c.staging != "overlap" && c.staging != "whole") {
-      throw_error(StatusCode::kInvalidArgument,
-                  std::string("POLYCHIP_COMM_STAGING='") + v + "': expected overlap or whole");
+    if (c.staging != "auto" && c.staging != "overlap" && c.staging != "whole") {
+      throw_error(StatusCode::kInvalidArgument, std::string("POLYCHIP_COMM_STAGING='") + v +
+                                                    "': expected auto, overlap or whole");
     }
   }
   if (const char* v = env("POLYCHIP_COMM_SHM_BYTES")) {

@@ -546,7 +546,12 @@ void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DT
   CallRecord& rec = impl_->begin("all_reduce", dtype, op, count);
   const uint64_t bytes = rec.bytes;
   // Device -> host, network and host -> device overlap, piece by piece.
-  StreamedStaging io(impl_->staging, impl_->config.chunk_bytes, impl_->config.staging == "overlap");
+  const std::string& mode = impl_->config.staging;
+  auto engine = [](const BufferRef& b) {
+    return b.on_device() && b.device()->properties().has(POLYCHIP_CAP_COPY_ENGINE);
+  };
+  StreamedStaging io(impl_->staging, impl_->config.chunk_bytes,
+                     mode == "overlap" || (mode == "auto" && (engine(send) || engine(recv))));
   uint8_t* in = io.input(send, bytes);
   uint8_t* out = io.output(recv, bytes, send.same_memory(recv));
   bool staged = impl_->staging.staged(send) || impl_->staging.staged(recv);

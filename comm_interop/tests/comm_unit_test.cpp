@@ -474,6 +474,7 @@ TEST(Communicator, StagedAllReduceStreamsCopiesThroughTheRing) {
   const Device sim = Runtime::global().device("sim.faithful");
   CommConfig config;
   config.chunk_bytes = 256 << 10;
+  config.staging = "overlap";  // sim copies with host cores: auto would not overlap
   with_threads(
       2,
       [&](Communicator& comm) {
@@ -497,6 +498,14 @@ TEST(Communicator, StagedAllReduceStreamsCopiesThroughTheRing) {
         EXPECT_EQ(small.record.early_output_bytes, 0u);
       },
       config);
+  // By default a device without a copy engine stages whole buffers.
+  with_threads(2, [&](Communicator& comm) {
+    CaseRunner runner(comm, &sim);
+    CaseResult r = runner.run({"all_reduce", DType::kF32, ReduceOp::kSum, 3000000, 0, false}, 0, 0);
+    EXPECT_EQ(r.wrong, 0u);
+    EXPECT_EQ(r.record.staged_input_pieces, 0u);
+    EXPECT_EQ(r.record.early_output_bytes, 0u);
+  });
 }
 
 TEST(Communicator, ChecksumModeRunsAndBadArgumentsAreNamed) {

@@ -20,7 +20,8 @@ std::vector<std::string> capability_names(uint64_t caps) {
       {POLYCHIP_CAP_PEER_ACCESS, "peer_access"},
       {POLYCHIP_CAP_DMABUF_EXPORT, "dmabuf_export"},
       {POLYCHIP_CAP_ASYNC_COPY, "async_copy"},
-      {POLYCHIP_CAP_TIMING_EVENTS, "timing_events"}};
+      {POLYCHIP_CAP_TIMING_EVENTS, "timing_events"},
+      {POLYCHIP_CAP_COPY_ENGINE, "copy_engine"}};
   std::vector<std::string> out;
   for (auto [bit, name] : kNames)
     if (caps & bit) out.push_back(name);
@@ -126,13 +127,13 @@ void print_table(const nlohmann::json& j) {
     for (const auto& r : j["refused"])
       fmt::print("  {}: {}\n", r["origin"].get<std::string>(), r["reason"].get<std::string>());
   }
-  fmt::print("\nDevices\n  {:<14} {:<24} {:>10} {:>5}  {}\n", "device", "device type",
-             "memory MiB", "ops", "name");
+  fmt::print("\nDevices\n  {:<14} {:<24} {:>10} {:>5}  {}\n", "device", "device type", "memory MiB",
+             "ops", "name");
   for (const auto& d : j["devices"])
     fmt::print("  {:<14} {:<24} {:>10} {:>2}/{:<2}  {}\n", d["device"].get<std::string>(),
-               d["device_type"].get<std::string>(),
-               d["memory_bytes"].get<uint64_t>() >> 20, d["ops_with_kernels"].get<int>(),
-               d["ops_in_contract"].get<size_t>(), d["name"].get<std::string>());
+               d["device_type"].get<std::string>(), d["memory_bytes"].get<uint64_t>() >> 20,
+               d["ops_with_kernels"].get<int>(), d["ops_in_contract"].get<size_t>(),
+               d["name"].get<std::string>());
   fmt::print("\nActive patches: {}\n", j["patches"].empty() ? "none" : "");
   for (const auto& p : j["patches"])
     fmt::print("  #{} {} on {} [{}] by {}\n", p["id"].get<uint64_t>(), p["op"].get<std::string>(),
@@ -153,8 +154,7 @@ void print_table(const nlohmann::json& j) {
 }
 
 const bool registered = register_command(
-    "info", "List adapters (and refused plugins), devices, patches and hooks",
-    [](CLI::App& sub) {
+    "info", "List adapters (and refused plugins), devices, patches and hooks", [](CLI::App& sub) {
       auto json = std::make_shared<bool>(false);
       sub.add_flag("--json", *json, "print machine-readable JSON");
       return [json] {

@@ -153,7 +153,7 @@ Status GpuAdapter::device_properties(polychip_device_properties_args* args) {
        {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_BF16,
         POLYCHIP_DTYPE_F8E4M3, POLYCHIP_DTYPE_F8E5M2, POLYCHIP_DTYPE_I32, POLYCHIP_DTYPE_I64})
     p.supported_dtypes |= dtype_bit(d);
-  p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS;
+  p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_COPY_ENGINE;
   // Write only what fits the caller's struct, keeping its struct_size.
   const size_t caller_size = args->properties->struct_size;
   p.struct_size = caller_size;

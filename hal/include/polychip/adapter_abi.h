@@ -95,7 +95,11 @@ enum {
   POLYCHIP_CAP_PEER_ACCESS = 1u << 1,
   POLYCHIP_CAP_DMABUF_EXPORT = 1u << 2, /* device memory exportable for GDR */
   POLYCHIP_CAP_ASYNC_COPY = 1u << 3,    /* copies on a stream overlap host  */
-  POLYCHIP_CAP_TIMING_EVENTS = 1u << 4
+  POLYCHIP_CAP_TIMING_EVENTS = 1u << 4,
+  /* Copies run on an engine of their own (DMA), not on host cores: worth
+   * overlapping with host work (added in ABI 1.0; adapters that leave it
+   * out are treated as copying with host cores). */
+  POLYCHIP_CAP_COPY_ENGINE = 1u << 5
 };
 
 #define POLYCHIP_DEVICE_TYPE_MAX 64

@@ -21,9 +21,11 @@ struct CommConfig {
   // each other's, TCP otherwise) | tcp (TCP everywhere).
   std::string transport = "auto";
   uint64_t shm_ring_bytes = 1 << 20;  // POLYCHIP_COMM_SHM_BYTES: ring per direction and peer
-  // POLYCHIP_COMM_STAGING: overlap (device buffers of adapters with async
-  // copies stream through the all-reduce) | whole (copy in, run, copy out).
-  std::string staging = "overlap";
+  // POLYCHIP_COMM_STAGING: auto (overlap where the device copies on an
+  // engine of its own, POLYCHIP_CAP_COPY_ENGINE) | overlap (device buffers
+  // of adapters with async copies stream through the all-reduce) | whole
+  // (copy in, run, copy out).
+  std::string staging = "auto";
   std::string listen_address;        // POLYCHIP_COMM_LISTEN_ADDR (bind; default any)
   std::string advertise_address;     // POLYCHIP_COMM_ADVERTISE_ADDR (default: route to store)
   std::string device_type = "host";  // this rank's device type ("vendor.model")
