@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <string_view>
 
 #include "hmac_sha256.hpp"
 #include "polychip/comm/config.hpp"
@@ -38,6 +40,22 @@ double parse_double(const char* name, const char* text) {
   return v;
 }
 
+// Sets `out` from variable `name` when it is set to one of `choices`.
+void read_choice(const char* name, std::initializer_list<const char*> choices, std::string& out) {
+  const char* v = env(name);
+  if (!v) return;
+  std::string expected;
+  for (const char* choice : choices) {
+    if (std::string_view(v) == choice) {
+      out = v;
+      return;
+    }
+    expected += (expected.empty() ? "" : ", ") + std::string(choice);
+  }
+  throw_error(StatusCode::kInvalidArgument,
+              std::string(name) + "='" + v + "': expected one of " + expected);
+}
+
 }  // namespace
 
 CommConfig CommConfig::from_environment() {
@@ -58,34 +76,10 @@ CommConfig CommConfig::from_environment() {
     c.small_bytes =
         static_cast<uint64_t>(parse_long("POLYCHIP_COMM_SMALL_BYTES", v, 0, long{1} << 40));
   }
-  if (const char* v = env("POLYCHIP_COMM_ALGO")) {
-    c.algorithm = v;
-    if (c.algorithm != "auto" && c.algorithm != "ring" && c.algorithm != "direct") {
-      throw_error(StatusCode::kInvalidArgument,
-                  std::string("POLYCHIP_COMM_ALGO='") + v + "': expected auto, ring or direct");
-    }
-  }
-  if (const char* v = env("POLYCHIP_COMM_PATH")) {
-    c.path = v;
-    if (c.path != "auto" && c.path != "host" && c.path != "hierarchical") {
-      throw_error(StatusCode::kInvalidArgument, std::string("POLYCHIP_COMM_PATH='") + v +
-                                                    "': expected auto, host or hierarchical");
-    }
-  }
-  if (const char* v = env("POLYCHIP_COMM_TRANSPORT")) {
-    c.transport = v;
-    if (c.transport != "auto" && c.transport != "tcp") {
-      throw_error(StatusCode::kInvalidArgument,
-                  std::string("POLYCHIP_COMM_TRANSPORT='") + v + "': expected auto or tcp");
-    }
-  }
-  if (const char* v = env("POLYCHIP_COMM_STAGING")) {
-    c.staging = v;
-    if (c.staging != "auto" && c.staging != "overlap" && c.staging != "whole") {
-      throw_error(StatusCode::kInvalidArgument, std::string("POLYCHIP_COMM_STAGING='") + v +
-                                                    "': expected auto, overlap or whole");
-    }
-  }
+  read_choice("POLYCHIP_COMM_ALGO", {"auto", "ring", "direct"}, c.algorithm);
+  read_choice("POLYCHIP_COMM_PATH", {"auto", "host", "hierarchical"}, c.path);
+  read_choice("POLYCHIP_COMM_TRANSPORT", {"auto", "tcp"}, c.transport);
+  read_choice("POLYCHIP_COMM_STAGING", {"auto", "overlap", "whole"}, c.staging);
   if (const char* v = env("POLYCHIP_COMM_SHM_BYTES")) {
     long bytes = parse_long("POLYCHIP_COMM_SHM_BYTES", v, 4096, long{1} << 30);
     if ((bytes & (bytes - 1)) != 0) {

@@ -117,25 +117,19 @@ void ShmRing::unlink() {
   linked_ = false;
 }
 
-uint64_t ShmRing::readable() const {
+uint64_t ShmRing::used(const char* other_side) const {
   uint64_t head = control_->head.load(std::memory_order_seq_cst);
-  uint64_t tail = control_->tail.load(std::memory_order_relaxed);
+  uint64_t tail = control_->tail.load(std::memory_order_seq_cst);
   if (head - tail > capacity_) {
-    throw_error(StatusCode::kDataCorruption,
-                "shared-memory ring " + name_ + ": the sender's counter is inconsistent");
+    throw_error(StatusCode::kDataCorruption, "shared-memory ring " + name_ + ": the " + other_side +
+                                                 "'s counter is inconsistent");
   }
   return head - tail;
 }
 
-uint64_t ShmRing::writable() const {
-  uint64_t head = control_->head.load(std::memory_order_relaxed);
-  uint64_t tail = control_->tail.load(std::memory_order_seq_cst);
-  if (head - tail > capacity_) {
-    throw_error(StatusCode::kDataCorruption,
-                "shared-memory ring " + name_ + ": the receiver's counter is inconsistent");
-  }
-  return capacity_ - (head - tail);
-}
+uint64_t ShmRing::readable() const { return used("sender"); }
+
+uint64_t ShmRing::writable() const { return capacity_ - used("receiver"); }
 
 uint64_t ShmRing::write(const void* data, uint64_t size) {
   uint64_t n = std::min(size, writable());

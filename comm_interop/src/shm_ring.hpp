@@ -84,7 +84,9 @@ class ShmRing {
 
  private:
   ShmRing() = default;
-  uint64_t readable() const;  // validated head - tail
+  // head - tail, checked against the capacity (the other side wrote one of them).
+  uint64_t used(const char* other_side) const;
+  uint64_t readable() const;
   uint64_t writable() const;
 
   std::string name_;
