@@ -2,6 +2,7 @@
 // launcher or `ip netns exec`; ranks and rendezvous come from the
 // environment. Modes:
 //   sweep [--devices a,b,..] [--big]   every collective x dtype x size, exact checks
+//                                      (--big: up to 64 MiB)
 //   kill                               rank 1 SIGKILLs itself mid all-reduce
 //   hang                               rank 1 SIGSTOPs itself mid all-reduce
 //   abort                              rank 0 calls abort() mid all-reduce
@@ -89,14 +90,21 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
     }
   }
   if (big) {
-    for (const char* c : {"all_reduce", "all_gather"}) {
-      CaseSpec spec{c, DType::kF32, ReduceOp::kSum, 64ull << 20, 0, false};
+    // The top of the size sweep: every collective at 64 MiB, and the
+    // all-reduce at 64 MiB in every dtype.
+    std::vector<std::pair<std::string, DType>> top;
+    for (const std::string& c : collective_names()) top.emplace_back(c, DType::kF32);
+    for (DType dt : dtypes) {
+      if (dt != DType::kF32) top.emplace_back("all_reduce", dt);
+    }
+    for (const auto& [c, dt] : top) {
+      CaseSpec spec{c, dt, ReduceOp::kSum, 64ull << 20, 0, false};
       CaseResult r = runner.run(spec, 0, 0);
       wrong += r.wrong;
       ++cases;
       if (r.wrong)
-        std::fprintf(stderr, "rank %d: 64 MiB %s: %llu wrong\n", comm.rank(), c,
-                     (unsigned long long)r.wrong);
+        std::fprintf(stderr, "rank %d: 64 MiB %s %s: %llu wrong\n", comm.rank(), c.c_str(),
+                     std::string(dtype_name(dt)).c_str(), (unsigned long long)r.wrong);
     }
   }
   char line[512];
