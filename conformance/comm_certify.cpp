@@ -44,19 +44,25 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
     const std::string verdict = verdict_of(r);
     const std::string types = join(r.device_types, "+");
     nlohmann::json c;
-    c["id"] = fmt::format("{}/{}/{}/{}B/{}", r.collective, r.dtype, r.op, r.bytes,
-                          types.empty() ? mix : types);
+    c["id"] = fmt::format("{}/{}/{}/{}B/{}/{}", r.collective, r.dtype, r.op, r.bytes,
+                          types.empty() ? mix : types, r.transport);
     c["suite"] = "comm";
     c["adapter"] = mix;
     c["op"] = r.collective;
     c["dtype"] = r.dtype;
     c["verdict"] = verdict;
-    c["metrics"] = {{"bytes", r.bytes},     {"wrong", r.wrong},         {"redop", r.op},
-                    {"algorithm", r.algorithm}, {"path", r.path}, {"transport", r.transport},
+    c["metrics"] = {{"bytes", r.bytes},
+                    {"wrong", r.wrong},
+                    {"redop", r.op},
+                    {"algorithm", r.algorithm},
+                    {"path", r.path},
+                    {"transport", r.transport},
                     {"device_types", r.device_types}};
-    c["tolerance"] = {{"wrong", 0}, {"rule", "bitwise identical and exactly expected on every rank"}};
+    c["tolerance"] = {{"wrong", 0},
+                      {"rule", "bitwise identical and exactly expected on every rank"}};
     c["repro"] = fmt::format(
-        "polychip comm-perf --np {} --devices {} -c {} -d {} -o {} -b {} -e {}", o.adapters.size(),
+        "{}polychip comm-perf --np {} --devices {} -c {} -d {} -o {} -b {} -e {}",
+        r.transport.rfind("tcp", 0) == 0 ? "POLYCHIP_COMM_TRANSPORT=tcp " : "", o.adapters.size(),
         join(o.adapters, ","), r.collective, r.dtype, r.op, r.bytes, r.bytes);
     c["message"] = verdict == "Pass" ? std::string("bitwise identical on every rank")
                    : r.error.empty() ? fmt::format("{} wrong elements", r.wrong)
@@ -64,7 +70,8 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
     summary[verdict] = summary.value(verdict, 0) + 1;
     cases.push_back(std::move(c));
   }
-  const bool pass = !records.empty() && summary.value("Pass", 0) == static_cast<int>(records.size());
+  const bool pass =
+      !records.empty() && summary.value("Pass", 0) == static_cast<int>(records.size());
   nlohmann::json doc;
   doc["schema"] = kResultsSchema;
   doc["suite"] = "comm";
@@ -91,15 +98,15 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
   }
   for (const auto& p : rt.dispatcher().active_patches())
     patches.push_back({{"device_type", p.device_type}, {"op", p.op}, {"origin", p.origin}});
-  doc["adapters"] = nlohmann::json::array({{{"name", mix},
-                                            {"ranks", ranks},
-                                            {"device_type", join(types, "+")},
-                                            {"version", join(versions, ", ")},
-                                            {"abi", fmt::format("{}.{}", POLYCHIP_ABI_VERSION_MAJOR,
-                                                                POLYCHIP_ABI_VERSION_MINOR)},
-                                            {"patches", patches},
-                                            {"summary", summary},
-                                            {"verdict", pass ? "Pass" : "Fail"}}});
+  doc["adapters"] = nlohmann::json::array(
+      {{{"name", mix},
+        {"ranks", ranks},
+        {"device_type", join(types, "+")},
+        {"version", join(versions, ", ")},
+        {"abi", fmt::format("{}.{}", POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR)},
+        {"patches", patches},
+        {"summary", summary},
+        {"verdict", pass ? "Pass" : "Fail"}}});
   if (records.empty()) doc["adapters"][0]["error"] = "the suite produced no cases";
   doc["cases"] = std::move(cases);
   doc["summary"] = summary;

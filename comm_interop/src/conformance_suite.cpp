@@ -38,6 +38,66 @@ ChildResult run_command(const std::string& command) {
   return r;
 }
 
+// One comm-perf child: every collective (op "sum") or the all-reduce alone
+// for one dtype, op and transport; its records are appended to `records`.
+void run_group(const CommSuiteOptions& o, const std::string& exe, const std::string& device_list,
+               const std::string& transport, const std::string& dtype, const std::string& op,
+               int run_index, std::vector<CommCaseRecord>& records) {
+  const bool all_collectives = op == "sum";
+  std::string json = o.work_dir + "/polychip_comm_suite_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(run_index) + ".json";
+  std::ostringstream cmd;
+  cmd << "POLYCHIP_COMM_TIMEOUT=" << o.timeout_seconds
+      << " POLYCHIP_COMM_TRANSPORT=" << shell_quote(transport) << " " << shell_quote(exe)
+      << " comm-perf -c " << (all_collectives ? "all" : "all_reduce") << " -d " << dtype << " -o "
+      << op << " -b " << o.min_bytes << " -e " << o.max_bytes << " -f " << o.step_factor
+      << " -w 0 -n 0 --devices " << shell_quote(device_list) << " --np " << o.devices.size()
+      << " -J " << shell_quote(json);
+  ChildResult child = run_command(cmd.str());
+  nlohmann::json doc;
+  bool parsed = false;
+  {
+    std::ifstream f(json);
+    if (f) {
+      try {
+        f >> doc;
+        parsed = true;
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  std::remove(json.c_str());
+  if (!parsed || child.exit_code > 1) {
+    CommCaseRecord rec;
+    rec.collective = all_collectives ? "all" : "all_reduce";
+    rec.dtype = dtype;
+    rec.op = op;
+    rec.device_types = o.devices;
+    rec.transport = transport;
+    rec.verdict = "error";
+    rec.error = "comm-perf exited with " + std::to_string(child.exit_code) + ": " +
+                child.output.substr(child.output.size() > 2000 ? child.output.size() - 2000 : 0);
+    records.push_back(rec);
+    return;
+  }
+  std::vector<std::string> types;
+  for (auto& t : doc["device_types"]) types.push_back(t.get<std::string>());
+  for (auto& r : doc["results"]) {
+    CommCaseRecord rec;
+    rec.collective = r["collective"].get<std::string>();
+    rec.dtype = dtype;
+    rec.op = op;
+    rec.bytes = r["size"].get<uint64_t>();
+    rec.device_types = types;
+    rec.algorithm = r["algorithm"].get<std::string>();
+    rec.path = r["path"].get<std::string>();
+    rec.transport = r["transport"].get<std::string>();
+    rec.wrong = r["out_of_place"]["wrong"].get<uint64_t>() + r["in_place"]["wrong"].get<uint64_t>();
+    rec.verdict = rec.wrong == 0 ? "pass" : "fail";
+    records.push_back(rec);
+  }
+}
+
 }  // namespace
 
 std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
@@ -51,60 +111,10 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
   for (const std::string& d : o.devices) device_list += (device_list.empty() ? "" : ",") + d;
   std::vector<CommCaseRecord> records;
   int run_index = 0;
-  for (const std::string& dtype : o.dtypes) {
-    for (const std::string& op : o.ops) {
-      const bool all_collectives = op == "sum";
-      std::string json = o.work_dir + "/polychip_comm_suite_" + std::to_string(::getpid()) + "_" +
-                         std::to_string(run_index++) + ".json";
-      std::ostringstream cmd;
-      cmd << "POLYCHIP_COMM_TIMEOUT=" << o.timeout_seconds << " " << shell_quote(exe)
-          << " comm-perf -c " << (all_collectives ? "all" : "all_reduce") << " -d " << dtype
-          << " -o " << op << " -b " << o.min_bytes << " -e " << o.max_bytes << " -f "
-          << o.step_factor << " -w 0 -n 0 --devices " << shell_quote(device_list) << " --np "
-          << o.devices.size() << " -J " << shell_quote(json);
-      ChildResult child = run_command(cmd.str());
-      nlohmann::json doc;
-      bool parsed = false;
-      {
-        std::ifstream f(json);
-        if (f) {
-          try {
-            f >> doc;
-            parsed = true;
-          } catch (const std::exception&) {
-          }
-        }
-      }
-      std::remove(json.c_str());
-      if (!parsed || child.exit_code > 1) {
-        CommCaseRecord rec;
-        rec.collective = all_collectives ? "all" : "all_reduce";
-        rec.dtype = dtype;
-        rec.op = op;
-        rec.device_types = o.devices;
-        rec.verdict = "error";
-        rec.error =
-            "comm-perf exited with " + std::to_string(child.exit_code) + ": " +
-            child.output.substr(child.output.size() > 2000 ? child.output.size() - 2000 : 0);
-        records.push_back(rec);
-        continue;
-      }
-      std::vector<std::string> types;
-      for (auto& t : doc["device_types"]) types.push_back(t.get<std::string>());
-      for (auto& r : doc["results"]) {
-        CommCaseRecord rec;
-        rec.collective = r["collective"].get<std::string>();
-        rec.dtype = dtype;
-        rec.op = op;
-        rec.bytes = r["size"].get<uint64_t>();
-        rec.device_types = types;
-        rec.algorithm = r["algorithm"].get<std::string>();
-        rec.path = r["path"].get<std::string>();
-        rec.transport = r["transport"].get<std::string>();
-        rec.wrong =
-            r["out_of_place"]["wrong"].get<uint64_t>() + r["in_place"]["wrong"].get<uint64_t>();
-        rec.verdict = rec.wrong == 0 ? "pass" : "fail";
-        records.push_back(rec);
+  for (const std::string& transport : o.transports) {
+    for (const std::string& dtype : o.dtypes) {
+      for (const std::string& op : o.ops) {
+        run_group(o, exe, device_list, transport, dtype, op, run_index++, records);
       }
     }
   }

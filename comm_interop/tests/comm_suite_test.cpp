@@ -24,7 +24,7 @@ TEST(CommSuite, RecordsEveryCaseWithDeviceTypesPathAndVerdict) {
   o.max_bytes = 64 << 10;
   o.step_factor = 64;
   std::vector<CommCaseRecord> records = run_comm_suite(o);
-  std::set<std::string> collectives;
+  std::set<std::string> collectives, transports;
   for (const CommCaseRecord& r : records) {
     EXPECT_EQ(r.verdict, "pass") << r.collective << " " << r.dtype << " " << r.op << " " << r.bytes
                                  << ": " << r.error;
@@ -32,9 +32,12 @@ TEST(CommSuite, RecordsEveryCaseWithDeviceTypesPathAndVerdict) {
     EXPECT_EQ(r.device_types[1], "sim.faithful");
     EXPECT_FALSE(r.transport.empty());
     collectives.insert(r.collective);
+    transports.insert(r.transport);
   }
   EXPECT_EQ(collectives.size(), 7u);  // every collective
-  EXPECT_GE(records.size(), 7u * 3 * 2);
+  // Both links a mixed pool uses: shared memory on one host, TCP between hosts.
+  EXPECT_EQ(transports, (std::set<std::string>{"shm", "tcp"}));
+  EXPECT_GE(records.size(), 2u * 7 * 3 * 2);
 }
 
 TEST(CommSuite, AFailingRunIsAnErrorRecordNotACrash) {
@@ -43,6 +46,7 @@ TEST(CommSuite, AFailingRunIsAnErrorRecordNotACrash) {
   o.devices = {"cpu", "no_such_device"};
   o.dtypes = {"f32"};
   o.ops = {"sum"};
+  o.transports = {"tcp"};
   o.max_bytes = 64;
   o.timeout_seconds = 5;
   std::vector<CommCaseRecord> records = run_comm_suite(o);

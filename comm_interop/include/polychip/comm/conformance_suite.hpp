@@ -16,6 +16,9 @@ struct CommSuiteOptions {
   std::vector<std::string> devices = {"cpu", "sim.faithful", "opencl"};  // rank r: devices[r]
   std::vector<std::string> dtypes = {"f32", "f16", "bf16", "f64", "i32", "i64"};
   std::vector<std::string> ops = {"sum", "prod", "min", "max", "avg"};  // all_reduce; others: sum
+  // POLYCHIP_COMM_TRANSPORT of each pass: "auto" certifies the links ranks on
+  // one host use (shared memory), "tcp" the ones between hosts.
+  std::vector<std::string> transports = {"auto", "tcp"};
   uint64_t min_bytes = 0;
   uint64_t max_bytes = 4ull << 20;
   double step_factor = 64;      // 0, 1, 64, 4 KiB, 256 KiB, 4 MiB
@@ -29,9 +32,10 @@ struct CommCaseRecord {
   std::string op;
   uint64_t bytes = 0;
   std::vector<std::string> device_types;  // per rank
-  std::string algorithm, path, transport;
-  std::string verdict;  // "pass", "fail" (#wrong > 0), "error" (the run failed)
-  uint64_t wrong = 0;   // out-of-place + in-place, summed over ranks
+  std::string algorithm, path;
+  std::string transport;  // what ran ("shm", "tcp", ...); on "error", what was asked for
+  std::string verdict;    // "pass", "fail" (#wrong > 0), "error" (the run failed)
+  uint64_t wrong = 0;     // out-of-place + in-place, summed over ranks
   std::string error;
 };
 
