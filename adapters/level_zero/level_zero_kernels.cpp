@@ -17,6 +17,7 @@
 #include "pc_layout.hpp"
 #include "polychip/dtype.hpp"
 #include "polychip/op_contract.hpp"
+#include "polychip/tensor_bounds.hpp"
 
 namespace polychip::level_zero {
 
@@ -548,6 +549,10 @@ polychip_status run_kernel(const polychip_kernel_args* args) {
         std::span<const polychip_tensor>(args->tensors, static_cast<size_t>(args->num_tensors)),
         args->attrs};
     if (std::string why = validate_call(*spec, call); !why.empty())
+      fail(POLYCHIP_INVALID_ARGUMENT, why);
+    if (std::string why = check_tensors_bounds(
+            call.tensors, [](polychip_memory* m) { return as_memory(m)->size; });
+        !why.empty())
       fail(POLYCHIP_INVALID_ARGUMENT, why);
     if (as_stream(args->stream)->device() != args->device)
       fail(POLYCHIP_INVALID_ARGUMENT, "the stream belongs to another device");

@@ -14,10 +14,10 @@
 #include "handle_registry.hpp"
 #include "kernel_error.hpp"
 #include "kernel_registry.hpp"
+#include "polychip/tensor_bounds.hpp"
 #include "sim_memory.hpp"
 #include "sim_profiles.hpp"
 #include "sim_stream.hpp"
-#include "tensor_bounds.hpp"
 
 namespace polychip::sim {
 namespace {
@@ -349,7 +349,7 @@ polychip_status sim_kernel(const polychip_kernel_args* args) {
         return fail(POLYCHIP_INVALID_ARGUMENT,
                     fmt::format("{}: tensor {} lives on sim device {}, the kernel runs on {}", op,
                                 k, keep[k]->device(), args->device));
-      if (auto why = cpu::check_tensor_bounds(t, keep[k] ? keep[k]->size() : 0, k); !why.empty())
+      if (auto why = check_tensor_bounds(t, keep[k] ? keep[k]->size() : 0, k); !why.empty())
         return fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{}: {}", op, why));
       views[k] = cpu::make_view(t, keep[k] ? keep[k]->base() + t.byte_offset : nullptr);
     }

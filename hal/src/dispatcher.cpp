@@ -12,6 +12,7 @@
 #include "host_fallback.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
+#include "polychip/tensor_bounds.hpp"
 #include "shared_library.hpp"
 
 namespace polychip {
@@ -115,9 +116,9 @@ struct Dispatcher::Impl {
     for (int i = 0; i < a.num_entries; ++i) {
       const auto& e = a.entries[i];
       if (!e.op || !e.fn || e.num_dtypes < 0 || e.num_dtypes > POLYCHIP_MAX_SIGNATURE)
-        throw_error(StatusCode::kInternal,
-                    fmt::format("adapter '{}' kernel_table entry {} is malformed",
-                                d.adapter_name(), i));
+        throw_error(
+            StatusCode::kInternal,
+            fmt::format("adapter '{}' kernel_table entry {} is malformed", d.adapter_name(), i));
       if (!find_op(e.op))
         throw_error(StatusCode::kInternal,
                     fmt::format("adapter '{}' registers a kernel for '{}', which is not in the "
@@ -136,8 +137,8 @@ struct Dispatcher::Impl {
       auto it = patches.find(std::make_pair(dk.device_type, std::string(op_contract()[i].name)));
       if (it != patches.end())
         for (auto p = it->second.rbegin(); p != it->second.rend(); ++p)
-          dk.resolved[i].push_back({p->raw_signature.data(),
-                                    static_cast<int>(p->raw_signature.size()), p->fn});
+          dk.resolved[i].push_back(
+              {p->raw_signature.data(), static_cast<int>(p->raw_signature.size()), p->fn});
       for (const auto* e : dk.entries[i])
         dk.resolved[i].push_back({e->signature, e->num_dtypes, e->fn});
     }
@@ -188,11 +189,11 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
                 fmt::format("unknown op '{}': not in the op contract v1", op_name));
   const Device& device = stream.device();
   if (!device.valid())
-    throw_error(StatusCode::kInvalidArgument, fmt::format("{}: the stream has no device", op->name));
-  if (tensors.size() > POLYCHIP_MAX_OP_TENSORS)
     throw_error(StatusCode::kInvalidArgument,
-                fmt::format("{} takes {} tensors, got {}", op->name, op->tensors.size(),
-                            tensors.size()));
+                fmt::format("{}: the stream has no device", op->name));
+  if (tensors.size() > POLYCHIP_MAX_OP_TENSORS)
+    throw_error(StatusCode::kInvalidArgument, fmt::format("{} takes {} tensors, got {}", op->name,
+                                                          op->tensors.size(), tensors.size()));
   polychip_tensor abi[POLYCHIP_MAX_OP_TENSORS];
   const int n = static_cast<int>(tensors.size());
   for (int k = 0; k < n; ++k) {
@@ -209,6 +210,12 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
   }
   if (auto why = validate_call(*op, OpCall{std::span(abi, n), &attrs}); !why.empty())
     throw_error(StatusCode::kInvalidArgument, fmt::format("{}: {}", op->name, why));
+  // Views of a polychip::Buffer know its size: catch a view outside it here,
+  // with the same message on every device, before any adapter code runs.
+  for (int k = 0; k < n; ++k)
+    if (const auto size = tensors[k].memory_size())
+      if (auto why = check_tensor_bounds(abi[k], *size, k); !why.empty())
+        throw_error(StatusCode::kInvalidArgument, fmt::format("{}: {}", op->name, why));
 
   polychip_kernel_fn fn = impl_->resolve(device, *op, abi, n);
   if (!fn) {
@@ -246,7 +253,8 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
     try {
       device.check(st, op->name);
     } catch (const Error& e) {
-      throw e.annotate(fmt::format("{} on {} ({})", op->name, device.label(), device.device_type()));
+      throw e.annotate(
+          fmt::format("{} on {} ({})", op->name, device.label(), device.device_type()));
     }
   }
 }
@@ -307,16 +315,15 @@ std::vector<PatchInfo> Dispatcher::active_patches() const {
   std::vector<PatchInfo> out;
   for (const auto& [key, v] : impl_->patches)
     for (const auto& p : v)
-      out.push_back({p.id, p.device_type, p.op,
-                     p.signature ? signature_string(*p.signature) : "*", p.origin});
+      out.push_back({p.id, p.device_type, p.op, p.signature ? signature_string(*p.signature) : "*",
+                     p.origin});
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.id < b.id; });
   return out;
 }
 
 void Dispatcher::load_patch_library(const std::string& path) {
   SharedLibrary lib(path);
-  auto entry =
-      reinterpret_cast<polychip_patch_get_api_fn>(lib.symbol(POLYCHIP_PATCH_ENTRY_SYMBOL));
+  auto entry = reinterpret_cast<polychip_patch_get_api_fn>(lib.symbol(POLYCHIP_PATCH_ENTRY_SYMBOL));
   if (!entry)
     throw_error(StatusCode::kNotFound,
                 fmt::format("{}: no symbol '{}': not a polychip patch library", path,
@@ -417,10 +424,10 @@ bool Dispatcher::invoke_hook(std::string_view hook_point, const Device& device, 
   a.payload = payload;
   polychip_status st = fn(&a);
   if (st != POLYCHIP_OK)
-    throw_error(st > 0 && st < POLYCHIP_STATUS_COUNT_ ? static_cast<StatusCode>(st)
-                                                      : StatusCode::kInternal,
-                fmt::format("hook '{}' for {} failed with {}", hook_point, device.device_type(),
-                            status_code_name(st)));
+    throw_error(
+        st > 0 && st < POLYCHIP_STATUS_COUNT_ ? static_cast<StatusCode>(st) : StatusCode::kInternal,
+        fmt::format("hook '{}' for {} failed with {}", hook_point, device.device_type(),
+                    status_code_name(st)));
   return true;
 }
 
@@ -434,7 +441,8 @@ std::vector<HookPointInfo> Dispatcher::hook_points() const {
 std::vector<HookInfo> Dispatcher::hooks() const {
   std::shared_lock lock(impl_->mutex);
   std::vector<HookInfo> out;
-  for (const auto& [k, h] : impl_->hooks) out.push_back({h.id, h.device_type, h.hook_point, h.origin});
+  for (const auto& [k, h] : impl_->hooks)
+    out.push_back({h.id, h.device_type, h.hook_point, h.origin});
   return out;
 }
 

@@ -31,18 +31,24 @@ TensorView::TensorView(Device device, polychip_memory* memory, DType dtype, Shap
       strides_(std::move(strides)),
       byte_offset_(byte_offset) {
   if (strides_.size() != shape_.size())
-    throw_error(StatusCode::kInvalidArgument,
-                fmt::format("TensorView: {} strides for {} dimensions", strides_.size(),
-                            shape_.size()));
+    throw_error(
+        StatusCode::kInvalidArgument,
+        fmt::format("TensorView: {} strides for {} dimensions", strides_.size(), shape_.size()));
+}
+
+TensorView::TensorView(const Buffer& buffer, DType dtype, Shape shape, Shape strides,
+                       uint64_t byte_offset)
+    : TensorView(buffer.device(), buffer.handle(), dtype, std::move(shape), std::move(strides),
+                 byte_offset) {
+  memory_size_ = buffer.size();
 }
 
 bool TensorView::is_contiguous() const { return strides_ == row_major_strides(shape_); }
 
 polychip_tensor TensorView::to_abi() const {
   if (shape_.size() > POLYCHIP_MAX_RANK)
-    throw_error(StatusCode::kInvalidArgument,
-                fmt::format("tensor rank {} exceeds the maximum {}", shape_.size(),
-                            POLYCHIP_MAX_RANK));
+    throw_error(StatusCode::kInvalidArgument, fmt::format("tensor rank {} exceeds the maximum {}",
+                                                          shape_.size(), POLYCHIP_MAX_RANK));
   polychip_tensor t{};
   t.struct_size = POLYCHIP_STRUCT_SIZE(polychip_tensor, byte_offset);
   t.dtype = static_cast<polychip_dtype>(dtype_);
@@ -56,7 +62,8 @@ polychip_tensor TensorView::to_abi() const {
   return t;
 }
 
-Tensor::Tensor(const Device& device, DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+Tensor::Tensor(const Device& device, DType dtype, Shape shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_)
     if (d < 0)
       throw_error(StatusCode::kInvalidArgument,
@@ -74,7 +81,7 @@ void Tensor::copy_from_host(const void* data) { buffer_->copy_from_host(data, si
 void Tensor::copy_to_host(void* data) const { buffer_->copy_to_host(data, size_bytes()); }
 
 TensorView Tensor::view() const {
-  return TensorView(buffer_->device(), buffer_->handle(), dtype_, shape_, row_major_strides(shape_));
+  return TensorView(*buffer_, dtype_, shape_, row_major_strides(shape_));
 }
 
 }  // namespace polychip

@@ -38,6 +38,12 @@ polychip_status reference_neg(const polychip_kernel_args* a) {
   return POLYCHIP_OK;
 }
 polychip_status failing_kernel(const polychip_kernel_args*) { return POLYCHIP_DATA_CORRUPTION; }
+// Trusts its arguments, as a kernel may once the dispatcher checked them.
+int g_trusting_kernel_calls = 0;
+polychip_status trusting_kernel(const polychip_kernel_args*) {
+  ++g_trusting_kernel_calls;
+  return POLYCHIP_OK;
+}
 
 class DispatcherTest : public ::testing::Test {
  protected:
@@ -84,8 +90,8 @@ TEST_F(DispatcherTest, PatchReplacesAndRestoreRestores) {
 
 TEST_F(DispatcherTest, PatchesStackAndSignaturesSelect) {
   uint64_t a = disp.patch("cpu.host", "neg", std::nullopt, reference_neg, "a");
-  uint64_t b = disp.patch("cpu.host", "neg", DTypeSignature{DType::kF64, DType::kF64},
-                          plus_hundred, "b (f64 only)");
+  uint64_t b = disp.patch("cpu.host", "neg", DTypeSignature{DType::kF64, DType::kF64}, plus_hundred,
+                          "b (f64 only)");
   EXPECT_EQ(run_neg(cpu, {4}), std::vector<float>{-4});  // f32 call skips the f64 patch
   uint64_t c = disp.patch("cpu.host", "neg", DTypeSignature{DType::kF32}, plus_hundred, "c");
   EXPECT_EQ(run_neg(cpu, {4}), std::vector<float>{104});  // most recent matching wins
@@ -145,6 +151,37 @@ TEST_F(DispatcherTest, CallValidationErrorsNameTheArgument) {
   }
   Stream empty;
   EXPECT_THROW(disp.call("neg", {x, x}, attrs, empty), Error);
+}
+
+TEST_F(DispatcherTest, ViewOutsideItsBufferIsRejectedBeforeAnyKernel) {
+  disp.patch("cpu.host", "neg", std::nullopt, trusting_kernel, "t");
+  Stream s(cpu);
+  Buffer buffer(cpu, 4 * sizeof(float));
+  Tensor y(cpu, DType::kF32, {4});
+  EXPECT_EQ(y.view().memory_size(), 4 * sizeof(float));
+  g_trusting_kernel_calls = 0;
+  disp.call("neg", {TensorView(buffer, DType::kF32, {4}, {1}), y}, attrs, s);
+  EXPECT_EQ(g_trusting_kernel_calls, 1);
+
+  const struct {
+    TensorView x;
+    const char* message;
+  } outside[] = {
+      {TensorView(buffer, DType::kF32, {4}, {1}, sizeof(float)),
+       "neg: tensor 0 reaches byte 20 but its memory holds 16 bytes"},
+      {TensorView(buffer, DType::kF32, {4}, {2}),
+       "neg: tensor 0 reaches byte 28 but its memory holds 16 bytes"},
+  };
+  for (const auto& c : outside) {
+    try {
+      disp.call("neg", {c.x, y}, attrs, s);
+      ADD_FAILURE() << "accepted: " << c.message;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(e.message().find(c.message), std::string::npos) << e.message();
+    }
+  }
+  EXPECT_EQ(g_trusting_kernel_calls, 1) << "no kernel ran for a view outside its buffer";
 }
 
 TEST_F(DispatcherTest, MissingKernelIsUnsupportedWithoutFallback) {

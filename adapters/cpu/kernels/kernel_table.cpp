@@ -4,7 +4,7 @@
 #include "cpu_adapter.hpp"
 #include "kernel_error.hpp"
 #include "kernel_registry.hpp"
-#include "tensor_bounds.hpp"
+#include "polychip/tensor_bounds.hpp"
 
 namespace polychip::cpu {
 namespace {
@@ -14,14 +14,14 @@ polychip_status cpu_kernel(const polychip_kernel_args* args) {
       args->num_tensors > POLYCHIP_MAX_OP_TENSORS || !args->attrs)
     return fail(POLYCHIP_INVALID_ARGUMENT,
                 "cpu kernel: args, tensors or attrs missing, or num_tensors out of range");
+  const std::span tensors(args->tensors, static_cast<size_t>(args->num_tensors));
+  if (auto why =
+          check_tensors_bounds(tensors, [](polychip_memory* m) { return as_memory(m)->size; });
+      !why.empty())
+    return fail(POLYCHIP_INVALID_ARGUMENT, std::string(args->op ? args->op : "?") + ": " + why);
   TensorView views[POLYCHIP_MAX_OP_TENSORS];
-  for (int32_t k = 0; k < args->num_tensors; ++k) {
-    const polychip_tensor& t = args->tensors[k];
-    const uint64_t size = t.memory ? as_memory(t.memory)->size : 0;
-    if (auto why = check_tensor_bounds(t, size, k); !why.empty())
-      return fail(POLYCHIP_INVALID_ARGUMENT, std::string(args->op ? args->op : "?") + ": " + why);
-    views[k] = make_view(t, tensor_data(t));
-  }
+  for (size_t k = 0; k < tensors.size(); ++k)
+    views[k] = make_view(tensors[k], tensor_data(tensors[k]));
   static const Numerics kFaithful{};
   const KernelCall call{
       args->op, {views, static_cast<size_t>(args->num_tensors)}, args->attrs, &kFaithful};

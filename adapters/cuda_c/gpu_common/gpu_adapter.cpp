@@ -10,6 +10,7 @@
 #include "kernel_catalog.hpp"
 #include "op_planner.hpp"
 #include "polychip/op_contract.hpp"
+#include "polychip/tensor_bounds.hpp"
 
 namespace polychip::gpu {
 
@@ -449,6 +450,10 @@ Status GpuAdapter::run_kernel(const polychip_kernel_args* args) {
   if (Status s = check_device(stream.device, args->op); !s.ok()) return s;
 
   std::span<const polychip_tensor> tensors(args->tensors, static_cast<size_t>(args->num_tensors));
+  if (std::string why =
+          check_tensors_bounds(tensors, [](polychip_memory* m) { return as_memory(m)->size; });
+      !why.empty())
+    return invalid(fmt::format("{}: {}", args->op, why));
   std::vector<uint64_t> addresses(tensors.size(), 0);
   for (size_t k = 0; k < tensors.size(); ++k)
     if (tensors[k].memory)

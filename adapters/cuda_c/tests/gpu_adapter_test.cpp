@@ -5,6 +5,8 @@
 // that cannot load stands in for "runtime missing".
 #include "gpu_common/gpu_adapter.hpp"
 
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -119,6 +121,120 @@ TEST(GpuAdapter, BadArgumentsAreErrorsNotCrashes) {
   m.struct_size = sizeof m;
   m.kind = 7;
   EXPECT_NE(a.memory_allocate(&m).message.find("memory kind 7"), std::string::npos);
+}
+
+// One device whose "device memory" is host memory: enough for the adapter
+// to allocate, create a stream and plan an op; launches are only counted.
+class HostMemoryDevice final : public GpuDriver {
+ public:
+  explicit HostMemoryDevice(int* launches) : launches_(launches) {}
+  Api api() const override { return Api::kCuda; }
+  std::string load() override { return ""; }
+  int device_count(int* count) override { return *count = 1, 0; }
+  int device_name(int, std::string* name) override { return *name = "Host Memory", 0; }
+  int device_memory_bytes(int, uint64_t* bytes) override { return *bytes = 1 << 20, 0; }
+  int device_compute_units(int, int* units) override { return *units = 1, 0; }
+  int device_max_shared_bytes(int, int* bytes) override { return *bytes = 48 << 10, 0; }
+  int make_current(int) override { return 0; }
+  int allocate_device(uint64_t bytes, uint64_t* address) override {
+    *address = reinterpret_cast<uint64_t>(std::malloc(bytes));
+    return 0;
+  }
+  int free_device(uint64_t address) override {
+    std::free(reinterpret_cast<void*>(address));
+    return 0;
+  }
+  int allocate_pinned_host(uint64_t bytes, void** host) override {
+    return *host = std::malloc(bytes), 0;
+  }
+  int free_pinned_host(void* host) override { return std::free(host), 0; }
+  int copy(uint64_t dst, uint64_t src, uint64_t bytes, NativeStream) override {
+    std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+    return 0;
+  }
+  int fill_bytes(uint64_t dst, unsigned char value, uint64_t bytes, NativeStream) override {
+    std::memset(reinterpret_cast<void*>(dst), value, bytes);
+    return 0;
+  }
+  int stream_create(NativeStream* stream) override { return *stream = this, 0; }
+  int stream_destroy(NativeStream) override { return 0; }
+  int stream_synchronize(NativeStream) override { return 0; }
+  int stream_wait_event(NativeStream, NativeEvent) override { return 0; }
+  int event_create(NativeEvent* event) override { return *event = this, 0; }
+  int event_destroy(NativeEvent) override { return 0; }
+  int event_record(NativeEvent, NativeStream) override { return 0; }
+  int event_query(NativeEvent, bool* complete) override { return *complete = true, 0; }
+  int event_synchronize(NativeEvent) override { return 0; }
+  int event_elapsed_ms(NativeEvent, NativeEvent, float* ms) override { return *ms = 0, 0; }
+  int module_load(const void*, NativeModule* module) override { return *module = this, 0; }
+  int module_function(NativeModule, const char*, NativeFunction* function) override {
+    return *function = this, 0;
+  }
+  int launch(NativeFunction, const LaunchGeometry&, NativeStream, void**) override {
+    ++*launches_;
+    return 0;
+  }
+
+ private:
+  int* launches_;
+};
+
+TEST(GpuAdapter, TensorOutsideItsMemoryIsRejectedBeforeAnyLaunch) {
+  int launches = 0;
+  GpuAdapter a({"vendor", "vendor", "VENDOR", kImage, ""},
+               std::make_unique<HostMemoryDevice>(&launches));
+  polychip_memory_allocate_args m{};
+  m.struct_size = sizeof m;
+  m.kind = POLYCHIP_MEMORY_DEVICE;
+  m.size_bytes = 16 * sizeof(float);
+  ASSERT_TRUE(a.memory_allocate(&m).ok());
+  polychip_memory_allocate_args out = m;
+  ASSERT_TRUE(a.memory_allocate(&out).ok());
+  polychip_stream_create_args sc{};
+  sc.struct_size = sizeof sc;
+  ASSERT_TRUE(a.stream_create(&sc).ok());
+
+  // relu(x) -> y over 16 floats; then over 17, one past the end of x's memory.
+  polychip_tensor t[2]{};
+  for (int k = 0; k < 2; ++k) {
+    t[k].struct_size = sizeof t[k];
+    t[k].dtype = POLYCHIP_DTYPE_F32;
+    t[k].rank = 1;
+    t[k].shape[0] = 16;
+    t[k].strides[0] = 1;
+  }
+  t[0].memory = m.memory;
+  t[1].memory = out.memory;
+  polychip_op_attrs attrs{};
+  attrs.struct_size = sizeof attrs;
+  polychip_kernel_args k{};
+  k.struct_size = sizeof k;
+  k.op = "relu";
+  k.stream = sc.stream;
+  k.tensors = t;
+  k.num_tensors = 2;
+  k.attrs = &attrs;
+  Status s = a.run_kernel(&k);
+  ASSERT_TRUE(s.ok()) << s.message;
+  ASSERT_GT(launches, 0) << "the in-bounds call launches";
+
+  const int launched = launches;
+  t[0].byte_offset = sizeof(float);
+  s = a.run_kernel(&k);
+  EXPECT_EQ(s.code, POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_EQ(s.message, "relu: tensor 0 reaches byte 68 but its memory holds 64 bytes");
+  EXPECT_EQ(launches, launched) << "nothing launched for the bad view";
+
+  polychip_stream_args sd{};
+  sd.struct_size = sizeof sd;
+  sd.stream = sc.stream;
+  EXPECT_TRUE(a.stream_destroy(&sd).ok());
+  for (polychip_memory* memory : {m.memory, out.memory}) {
+    polychip_memory_free_args f{};
+    f.struct_size = sizeof f;
+    f.memory = memory;
+    EXPECT_TRUE(a.memory_free(&f).ok());
+  }
 }
 
 TEST(GpuAdapter, KernelTableCoversEveryOpAndDtype) {

@@ -215,6 +215,34 @@ TEST_F(LevelZeroNullDriver, StridedUnaryLaunchCarriesTheLayout) {
   EXPECT_EQ(static_cast<char*>(l.arg<void*>(2)) - static_cast<char*>(nullptr) > 0, true);
 }
 
+TEST_F(LevelZeroNullDriver, ViewsOutsideTheirMemoryAreRefusedBeforeTheLaunch) {
+  // Views of a raw handle: the HAL cannot know the memory's size, so the
+  // adapter must refuse them itself, before the driver sees a launch.
+  Buffer buf(dev_, 12 * 4);
+  Tensor y(dev_, DType::kF32, {4, 3});
+  Stream s(dev_);
+  expect_recorded_launch("exp", {TensorView(dev_, buf.handle(), DType::kF32, {4, 3}, {3, 1}), y},
+                         default_attrs(*find_op("exp")), s);
+  const struct {
+    TensorView x;
+    const char* message;
+  } outside[] = {
+      {TensorView(dev_, buf.handle(), DType::kF32, {4, 3}, {3, 1}, 4),
+       "tensor 0 reaches byte 52 but its memory holds 48 bytes"},
+      {TensorView(dev_, buf.handle(), DType::kF32, {4, 3}, {1, 5}),
+       "tensor 0 reaches byte 56 but its memory holds 48 bytes"},
+  };
+  for (const auto& c : outside) {
+    try {
+      runtime().dispatcher().call("exp", {c.x, y}, default_attrs(*find_op("exp")), s);
+      ADD_FAILURE() << "accepted: " << c.message;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(LevelZeroNullDriver, IndexOpsDrainTheirScratchWhenTheLaunchFails) {
   Tensor ids(dev_, DType::kI64, {3});
   Tensor w(dev_, DType::kF32, {5, 2});

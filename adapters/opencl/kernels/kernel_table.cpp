@@ -10,6 +10,7 @@
 #include "host/kernel_table.hpp"
 #include "ops.hpp"
 #include "polychip/op_contract.hpp"
+#include "polychip/tensor_bounds.hpp"
 
 namespace polychip::opencl {
 namespace {
@@ -88,6 +89,10 @@ polychip_status run_kernel(const polychip_kernel_args* args) {
         std::span<const polychip_tensor>(args->tensors, static_cast<size_t>(args->num_tensors)),
         args->attrs};
     if (std::string why = validate_call(*spec, contract_call); !why.empty())
+      fail(POLYCHIP_INVALID_ARGUMENT, why);
+    if (std::string why = check_tensors_bounds(
+            contract_call.tensors, [](polychip_memory* m) { return as_memory(m)->size; });
+        !why.empty())
       fail(POLYCHIP_INVALID_ARGUMENT, why);
     Stream* stream = as_stream(args->stream);
     if (stream->device != args->device)

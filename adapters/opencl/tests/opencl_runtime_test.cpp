@@ -266,5 +266,59 @@ TEST_F(OpenclRuntime, BadCallsThroughTheAbiAreRefusedWithAMessage) {
   EXPECT_NE(std::string(api.last_error_message()).find("stream"), std::string::npos);
 }
 
+TEST_F(OpenclRuntime, ViewsOutsideTheirMemoryAreRefusedThroughTheAbi) {
+  // A framework calling the C ABI directly: no HAL checked these views, so
+  // without the adapter's own check PoCL would read and write past the
+  // buffers.
+  const polychip_adapter_api& api = dev_.api();
+  polychip_kernel_table_args table{};
+  table.struct_size = sizeof table;
+  table.device = dev_.index();
+  ASSERT_EQ(api.kernel_table(&table), POLYCHIP_OK);
+  const polychip_kernel_entry* neg = nullptr;
+  for (int i = 0; i < table.num_entries; ++i)
+    if (std::strcmp(table.entries[i].op, "neg") == 0 &&
+        table.entries[i].signature[0] == POLYCHIP_DTYPE_F32)
+      neg = &table.entries[i];
+  ASSERT_NE(neg, nullptr);
+
+  Buffer x(dev_, 16 * 4), y(dev_, 16 * 4);
+  Stream s(dev_);
+  const polychip_op_attrs attrs = attrs_of("neg");
+  auto call_neg = [&](const TensorView& in, const TensorView& out) {
+    const polychip_tensor tensors[] = {in.to_abi(), out.to_abi()};
+    polychip_kernel_args k{};
+    k.struct_size = sizeof k;
+    k.op = "neg";
+    k.device = dev_.index();
+    k.stream = s.handle();
+    k.tensors = tensors;
+    k.num_tensors = 2;
+    k.attrs = &attrs;
+    k.adapter = &api;
+    return neg->fn(&k);
+  };
+  auto view = [&](const Buffer& b, Shape strides, uint64_t byte_offset) {
+    return TensorView(dev_, b.handle(), DType::kF32, {16}, std::move(strides), byte_offset);
+  };
+  ASSERT_EQ(call_neg(view(x, {1}, 0), view(y, {1}, 0)), POLYCHIP_OK) << api.last_error_message();
+
+  const struct {
+    TensorView in, out;
+    const char* message;
+  } outside[] = {
+      {view(x, {1}, 4), view(y, {1}, 0), "tensor 0 reaches byte 68 but its memory holds 64 bytes"},
+      {view(x, {2}, 0), view(y, {1}, 0), "tensor 0 reaches byte 124 but its memory holds 64 bytes"},
+      {view(x, {1}, 0), view(y, {1}, 8), "tensor 1 reaches byte 72 but its memory holds 64 bytes"},
+      {view(x, {1}, uint64_t{1} << 40), view(y, {1}, 0), "tensor 0 reaches byte 1099511627840"},
+  };
+  for (const auto& c : outside) {
+    EXPECT_EQ(call_neg(c.in, c.out), POLYCHIP_INVALID_ARGUMENT) << c.message;
+    EXPECT_NE(std::string(api.last_error_message()).find(c.message), std::string::npos)
+        << api.last_error_message();
+  }
+  s.synchronize();
+}
+
 }  // namespace
 }  // namespace polychip::opencl_test

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -19,7 +20,12 @@ int64_t element_count(const Shape& shape);
 class TensorView {
  public:
   TensorView() = default;
+  // A view of a raw adapter handle: its size is unknown, so only the
+  // adapter can check that the view stays inside it.
   TensorView(Device device, polychip_memory* memory, DType dtype, Shape shape, Shape strides,
+             uint64_t byte_offset = 0);
+  // A view of `buffer`, which the dispatcher checks against the buffer's size.
+  TensorView(const Buffer& buffer, DType dtype, Shape shape, Shape strides,
              uint64_t byte_offset = 0);
 
   const Device& device() const { return device_; }
@@ -28,6 +34,8 @@ class TensorView {
   const Shape& shape() const { return shape_; }
   const Shape& strides() const { return strides_; }
   uint64_t byte_offset() const { return byte_offset_; }
+  // Bytes of the memory the view points into, when known.
+  std::optional<uint64_t> memory_size() const { return memory_size_; }
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t numel() const { return element_count(shape_); }
   bool is_contiguous() const;
@@ -41,6 +49,7 @@ class TensorView {
   Shape shape_;
   Shape strides_;
   uint64_t byte_offset_ = 0;
+  std::optional<uint64_t> memory_size_;
 };
 
 class Tensor {
