@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -161,7 +162,9 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
     Worker worker(exe, adapter, o, next);
     ++run.worker_starts;
     bool said_hello = false;
-    std::optional<size_t> current;
+    // The case the worker announced and has not finished (kNoCase: none).
+    constexpr size_t kNoCase = SIZE_MAX;
+    size_t current = kNoCase;
     Clock::time_point deadline = Clock::now() + timeout;
     bool finished = false;
     while (true) {
@@ -178,11 +181,11 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
           what = worker.reap();
           verdict = precision::Verdict::kCrash;
         }
-        if (current) {
-          record_case(*current,
-                      precision::make_bare_record(cases[*current], adapter, verdict, what,
-                                                  prefix + precision::case_id(cases[*current])));
-          next = *current + 1;
+        if (current != kNoCase) {
+          record_case(current,
+                      precision::make_bare_record(cases[current], adapter, verdict, what,
+                                                  prefix + precision::case_id(cases[current])));
+          next = current + 1;
         } else if (!said_hello || next >= cases.size()) {
           // Died or hung before reaching any case: no point restarting.
           run.fatal =
@@ -206,12 +209,13 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
         run.info = ev["adapter"];
         deadline = Clock::now() + timeout;
       } else if (event == "begin") {
-        current = ev["index"].get<size_t>();
+        const size_t index = ev["index"].get<size_t>();
+        current = index < cases.size() ? index : kNoCase;
         deadline = Clock::now() + timeout;
       } else if (event == "case") {
         size_t index = ev["index"].get<size_t>();
         if (index < cases.size()) record_case(index, ev["record"]);
-        current.reset();
+        current = kNoCase;
         next = index + 1;
         deadline = Clock::now() + timeout;
       } else if (event == "fatal") {
