@@ -635,8 +635,10 @@ void Transport::shut_down_connections(const std::string* abort_reason) {
 
 void Transport::abort(const std::string& reason) {
   std::lock_guard<std::mutex> lock(abort_mutex_);
-  if (abort_requested_.exchange(true)) return;
+  if (abort_requested_) return;
+  // The reason first: run() may see the flag at once (it polls it every turn).
   abort_reason_ = "rank " + std::to_string(rank_) + " called abort(): " + reason;
+  abort_requested_ = true;
   if (plan_ == nullptr) {
     failed_ = true;
     failure_code_ = StatusCode::kAborted;
@@ -686,7 +688,14 @@ void Transport::run(Plan& plan) {
     std::vector<pollfd> fds;
     std::vector<Connection*> polled;
     while (remaining_ > 0) {
-      if (abort_requested_) throw_error(StatusCode::kAborted, abort_reason_);
+      if (abort_requested_) {
+        std::string reason;
+        {
+          std::lock_guard<std::mutex> lock(abort_mutex_);
+          reason = abort_reason_;
+        }
+        throw_error(StatusCode::kAborted, reason);
+      }
       int timeout_ms = deadline_.remaining_ms(1000);
       if (!shm_lanes_.empty()) {
         // Rings have no descriptor: look at them every turn; sleep only
