@@ -7,6 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "metrics.hpp"
+#include "precision/oracle/oracle.hpp"
+#include "tolerance.hpp"
+
 namespace polychip::opencl_test {
 
 void use_temporary_pocl_cache() {
@@ -85,38 +89,36 @@ polychip_op_attrs attrs_of(const std::string& op) {
   return default_attrs(*spec);
 }
 
-::testing::AssertionResult close_values(const std::vector<double>& actual,
-                                        const std::vector<double>& expected, double rtol,
-                                        double atol) {
-  if (actual.size() != expected.size())
-    return ::testing::AssertionFailure()
-           << "sizes differ: " << actual.size() << " vs " << expected.size();
-  for (size_t i = 0; i < actual.size(); ++i) {
-    double a = actual[i], e = expected[i];
-    if (std::isnan(e) || std::isnan(a)) {
-      if (std::isnan(e) && std::isnan(a)) continue;
-    } else if (std::isinf(e) || std::isinf(a)) {
-      if (a == e) continue;
-    } else if (std::fabs(a - e) <= atol + rtol * std::fabs(e)) {
-      continue;
-    }
+::testing::AssertionResult matches_oracle(const std::string& op,
+                                          const std::vector<HostTensor>& inputs,
+                                          const std::vector<HostTensor>& outputs,
+                                          const std::vector<std::vector<double>>& device_outputs,
+                                          const polychip_op_attrs& attrs, int64_t reduce_len) {
+  const OpSpec* spec = find_op(op);
+  if (!spec) return ::testing::AssertionFailure() << "unknown op " << op;
+  std::vector<precision::HostTensor> exact_in, exact_out, got;
+  for (const auto& t : inputs) {
+    precision::HostTensor h{t.dtype, t.shape, t.values};
+    for (double& v : h.values) v = round_to_dtype(v, t.dtype);  // what upload() sent
+    exact_in.push_back(std::move(h));
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    exact_out.push_back({outputs[k].dtype, outputs[k].shape, {}});
+    got.push_back({outputs[k].dtype, outputs[k].shape, device_outputs.at(k)});
+  }
+  precision::oracle_run(*spec, exact_in, exact_out, attrs);
+  const auto& table = precision::ToleranceTable::builtin();
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    precision::Tolerance tol = table.lookup(op, outputs[k].dtype);
+    precision::OutputMetrics m = precision::compare_output(got[k], exact_out[k], tol, reduce_len);
+    if (m.within_tolerance()) continue;
     return ::testing::AssertionFailure() << fmt::format(
-               "element {}: got {:.17g}, expected {:.17g} (rtol {}, atol {})", i, a, e, rtol, atol);
+               "output {}: {} of {} elements beyond tolerance ({}); worst element {}: got {:.17g}, "
+               "exact {:.17g} ({:.3g}x the tolerance)",
+               k, m.mismatches, m.elements, tol.source, m.worst_index, m.worst_device,
+               m.worst_exact, m.max_tolerance_fraction);
   }
   return ::testing::AssertionSuccess();
-}
-
-double rtol_for(DType dtype) {
-  switch (dtype) {
-    case DType::kF64:
-      return 1e-12;
-    case DType::kF32:
-      return 2e-5;
-    case DType::kF16:
-      return 2e-3;
-    default:
-      return 1.6e-2;
-  }
 }
 
 }  // namespace polychip::opencl_test

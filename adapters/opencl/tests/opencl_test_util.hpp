@@ -48,13 +48,17 @@ std::vector<double> download(const Tensor& t);
 std::vector<double> random_values(size_t n, unsigned seed, double lo = -2, double hi = 2);
 polychip_op_attrs attrs_of(const std::string& op);
 
-// |a - b| <= atol + rtol |b| elementwise, NaN matching NaN and Inf matching
-// Inf of the same sign; on failure the message names the first mismatch.
-::testing::AssertionResult close_values(const std::vector<double>& actual,
-                                        const std::vector<double>& expected, double rtol,
-                                        double atol);
-// Tolerances for comparing two devices' results in dtype T.
-double rtol_for(DType dtype);
+// Checks what a device produced for `op` on `inputs` against the float64
+// oracle on the same (dtype-rounded) inputs, with the precision suite's own
+// tolerance model (conformance/data/tolerances.json, precision/harness
+// metrics): bounds grow with `reduce_len` and the output's magnitude, so
+// they hold for any summation order, FMA contraction or BLAS kernel a
+// correct implementation picks. Never compares two f32 implementations.
+::testing::AssertionResult matches_oracle(const std::string& op,
+                                          const std::vector<HostTensor>& inputs,
+                                          const std::vector<HostTensor>& outputs,
+                                          const std::vector<std::vector<double>>& device_outputs,
+                                          const polychip_op_attrs& attrs, int64_t reduce_len);
 
 // The runtime every test uses (built-in adapters only).
 Runtime& test_runtime();
