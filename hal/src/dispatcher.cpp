@@ -236,8 +236,9 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
     throw_error(StatusCode::kUnsupported,
                 fmt::format("{} ({}) has no kernel for {} with dtypes {}{}", device.label(),
                             device.device_type(), op->name, signature_string(sig),
-                            impl_->host_fallback ? " (and the cpu adapter has none either)"
-                                                 : " (host fallback is off)"));
+                            impl_->host_fallback
+                                ? " (and the cpu adapter has none either)"
+                                : " (host fallback is off: set POLYCHIP_HOST_FALLBACK=1)"));
   }
   polychip_kernel_args args{};
   args.struct_size = POLYCHIP_STRUCT_SIZE(polychip_kernel_args, adapter);

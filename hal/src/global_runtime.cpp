@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "environment_flag.hpp"
 #include "polychip/runtime.hpp"
 
 namespace polychip {
@@ -33,8 +34,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   if (const char* sel = std::getenv("POLYCHIP_ADAPTERS"); sel && *sel)
     o.selected_adapters = split(sel, ',');
   o.patch_libraries = split(std::getenv("POLYCHIP_PATCHES"), ':');
-  const char* fb = std::getenv("POLYCHIP_HOST_FALLBACK");
-  o.host_fallback = fb && std::string(fb) == "1";
+  o.host_fallback = read_boolean_environment("POLYCHIP_HOST_FALLBACK", false);
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "adapter_table_check.hpp"
+#include "device_type_id.hpp"
 #include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
 #include "shared_library.hpp"
@@ -34,10 +35,6 @@ DeviceProperties read_properties(const polychip_adapter_api* api, int index) {
   p.name[POLYCHIP_DEVICE_NAME_MAX - 1] = '\0';
   out.device_type = p.device_type;
   out.name = p.name;
-  if (out.device_type.empty() || out.device_type.find('.') == std::string::npos)
-    throw_error(StatusCode::kInternal,
-                fmt::format("device {} reports device type '{}', which is not 'vendor.model'",
-                            index, out.device_type));
   out.memory_bytes = p.memory_bytes;
   for (DType d : kAllDTypes)
     if (p.supported_dtypes & (1ull << static_cast<int>(d))) out.supported_dtypes.push_back(d);
@@ -81,8 +78,14 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
         return false;
       }
     if (!selected(api->name)) return false;
-    AdapterInfo info{api->name, api->vendor, api->adapter_version, api->abi_version.major,
-                     api->abi_version.minor, origin, 0, ""};
+    AdapterInfo info{api->name,
+                     api->vendor,
+                     api->adapter_version,
+                     api->abi_version.major,
+                     api->abi_version.minor,
+                     origin,
+                     0,
+                     ""};
     Impl::Adapter adapter{api, {}};
     polychip_device_count_args c{};
     c.struct_size = POLYCHIP_STRUCT_SIZE(polychip_device_count_args, unavailable_reason);
@@ -94,12 +97,22 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
       if (c.count == 0)
         info.unavailable_reason = c.unavailable_reason ? c.unavailable_reason : "no devices";
       for (int i = 0; i < c.count; ++i) {
+        DeviceProperties properties;
         try {
-          adapter.devices.emplace_back(this, api, static_cast<int>(impl_->adapters.size()), i,
-                                       read_properties(api, i));
+          properties = read_properties(api, i);
         } catch (const Error& e) {
           info.unavailable_reason += fmt::format("device {} skipped: {}; ", i, e.message());
+          continue;
         }
+        // Waivers, patches and hooks are keyed by the id: a bad one refuses the adapter.
+        if (auto problem = device_type_id_problem(properties.device_type); !problem.empty()) {
+          impl_->refused.push_back(
+              {origin, fmt::format("adapter '{}', device {}: {}; device-type ids are {}", api->name,
+                                   i, problem, kDeviceTypeIdRule)});
+          return false;
+        }
+        adapter.devices.emplace_back(this, api, static_cast<int>(impl_->adapters.size()), i,
+                                     std::move(properties));
       }
     }
     info.device_count = static_cast<int>(adapter.devices.size());
@@ -150,6 +163,9 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
     try {
       impl_->dispatcher->load_patch_library(lib);
     } catch (const Error& e) {
+      // A library the user named and that cannot apply must not leave the
+      // program running unpatched without a word.
+      if (opts.refused_patch_library_throws) throw e.annotate("patch library refused");
       impl_->refused.push_back({lib, "patch library refused: " + e.message()});
     }
   }

@@ -191,6 +191,7 @@ TEST_F(DispatcherTest, MissingKernelIsUnsupportedWithoutFallback) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kUnsupported);
     EXPECT_NE(e.message().find("host fallback is off"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("POLYCHIP_HOST_FALLBACK"), std::string::npos) << e.message();
   }
   EXPECT_TRUE(disp.fallback_counts().empty());
 }
@@ -280,10 +281,41 @@ TEST(DispatcherPatchLibraryTest, PatchLibraryPatchesAndHooksAreListed) {
   EXPECT_EQ(steps, 1);
 }
 
+TEST(DispatcherPatchLibraryTest, PatchLibraryThatCannotApplyFailsRuntimeCreation) {
+  for (const char* library : {"libtestpatch_bad_target.so", "does_not_exist.so"}) {
+    auto o = testing::cpu_only_options();
+    o.patch_libraries = {kPluginDir + "/patches/" + library};
+    try {
+      Runtime rt(o);
+      FAIL() << library << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("patch library refused"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find(library), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find(library[0] == 'l' ? "nosuch.device" : "cannot load"),
+                std::string::npos)
+          << e.message();
+    }
+  }
+}
+
+TEST(DispatcherPatchLibraryTest, PolychipInfoListsARefusedPatchLibrary) {
+  std::string out;
+  FILE* p = popen(("POLYCHIP_PATCHES=" + kPluginDir +
+                   "/patches/libtestpatch_bad_target.so " POLYCHIP_CLI " info 2>&1")
+                      .c_str(),
+                  "r");
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0) << out;
+  EXPECT_NE(out.find("patch library refused"), std::string::npos) << out;
+  EXPECT_NE(out.find("nosuch.device"), std::string::npos) << out;
+}
+
 TEST(DispatcherPatchLibraryTest, PatchLibraryWithUnknownTargetIsRefusedWhole) {
   auto o = testing::cpu_only_options();
   o.patch_libraries = {kPluginDir + "/patches/libtestpatch_bad_target.so",
                        kPluginDir + "/patches/does_not_exist.so"};
+  o.refused_patch_library_throws = false;
   Runtime rt(o);
   ASSERT_EQ(rt.refused_adapters().size(), 2u);
   EXPECT_NE(rt.refused_adapters()[0].reason.find("nosuch.device"), std::string::npos)

@@ -37,7 +37,10 @@ TEST(PluginDiscoveryTest, GoodPluginsLoadBadOnesAreRefusedWithTheReason) {
             std::string::npos);
   EXPECT_EQ(reason_for(rt, "libtestplug_null_copy.so"), "malformed table: function 'copy' is NULL");
   EXPECT_NE(reason_for(rt, "libnot_an_elf.so").find("cannot load"), std::string::npos);
-  EXPECT_EQ(rt.refused_adapters().size(), 5u);
+  const std::string bad_type = reason_for(rt, "libtestplug_bad_device_type.so");
+  EXPECT_NE(bad_type.find("'MyChip.X1'"), std::string::npos) << bad_type;
+  EXPECT_NE(bad_type.find("lower-case 'vendor.model'"), std::string::npos) << bad_type;
+  EXPECT_EQ(rt.refused_adapters().size(), 6u);
 
   // The surviving plugin works through the HAL.
   std::vector<float> in = {1, 2, 3}, out(3);
@@ -75,15 +78,15 @@ std::string run(const std::string& cmd) {
 }
 
 TEST(PluginDiscoveryTest, PolychipInfoListsPluginsAndRefusals) {
-  auto j = nlohmann::json::parse(run("POLYCHIP_ADAPTER_PATH=" + kAdapters + " " POLYCHIP_CLI
-                                     " info --json"));
+  auto j = nlohmann::json::parse(
+      run("POLYCHIP_ADAPTER_PATH=" + kAdapters + " " POLYCHIP_CLI " info --json"));
   EXPECT_EQ(j["schema"], "polychip.info/1");
   bool found_cpu = false, found_plugin = false;
   for (const auto& a : j["adapters"]) {
     if (a["name"] == "cpu") found_cpu = a["origin"] == "built-in";
     if (a["name"] == "testplug")
-      found_plugin = a["abi_version"] == "1.0" &&
-                     a["origin"].get<std::string>().find("libtestplug_good.so") != std::string::npos;
+      found_plugin = a["abi_version"] == "1.0" && a["origin"].get<std::string>().find(
+                                                      "libtestplug_good.so") != std::string::npos;
   }
   EXPECT_TRUE(found_cpu);
   EXPECT_TRUE(found_plugin);
@@ -95,6 +98,11 @@ TEST(PluginDiscoveryTest, PolychipInfoListsPluginsAndRefusals) {
     major_refused |= r["origin"].get<std::string>().find("major2") != std::string::npos &&
                      r["reason"].get<std::string>().find("2.0") != std::string::npos;
   EXPECT_TRUE(major_refused);
+  bool bad_device_type_refused = false;
+  for (const auto& r : j["refused"])
+    bad_device_type_refused |=
+        r["reason"].get<std::string>().find("'MyChip.X1'") != std::string::npos;
+  EXPECT_TRUE(bad_device_type_refused);
   // The human table shows the same.
   std::string table = run("POLYCHIP_ADAPTER_PATH=" + kAdapters + " " POLYCHIP_CLI " info");
   EXPECT_NE(table.find("testplug"), std::string::npos);

@@ -158,7 +158,11 @@ const bool registered = register_command(
       auto json = std::make_shared<bool>(false);
       sub.add_flag("--json", *json, "print machine-readable JSON");
       return [json] {
-        auto j = info_json(Runtime::global());
+        // info lists a refused patch library with its reason instead of failing on it.
+        auto options = RuntimeOptions::from_environment();
+        options.refused_patch_library_throws = false;
+        Runtime runtime(std::move(options));
+        auto j = info_json(runtime);
         if (*json)
           std::puts(j.dump(2).c_str());
         else

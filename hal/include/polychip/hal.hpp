@@ -1,6 +1,12 @@
 // Umbrella header of the polychip C++ API.
 #pragma once
 
+// The API uses std::span, concepts and ranges: without this check a C++17
+// build fails deep inside the headers.
+#if __cplusplus < 202002L
+#error "polychip's C++ API needs C++20: compile with -std=c++20 (or newer)"
+#endif
+
 #include "polychip/adapter_abi.h"
 #include "polychip/device.hpp"
 #include "polychip/dispatcher.hpp"

@@ -4,7 +4,11 @@
  * polychip_patch_api. It may replace kernels (monkey-patch mode: one op, one
  * device type, optionally one dtype signature) and register in-place hooks
  * (named hook points, keyed by device type). Targets that do not exist are
- * refused loudly; every active patch is listed with its origin in reports.
+ * refused loudly: a library named in POLYCHIP_PATCHES that cannot be applied
+ * (missing file, no entry symbol, incompatible table, unknown op, device type
+ * or hook point) makes Runtime creation fail with that reason, all of the
+ * library or nothing of it applied; `polychip info` lists it as refused
+ * instead. Every active patch is listed with its origin in reports.
  * Versioning follows adapter_abi.h.
  */
 #ifndef POLYCHIP_PATCH_ABI_H_

@@ -40,15 +40,22 @@ struct RuntimeOptions {
   std::optional<std::vector<std::string>> selected_adapters;
   // Patch libraries to load; POLYCHIP_PATCHES.
   std::vector<std::string> patch_libraries;
-  // Run ops an adapter lacks on the cpu adapter; POLYCHIP_HOST_FALLBACK=1.
+  // A patch library that cannot be applied (missing file, unknown op, device
+  // type or hook point) makes the Runtime constructor throw its reason. When
+  // false it is listed in refused_adapters() instead (`polychip info`).
+  bool refused_patch_library_throws = true;
+  // Run ops an adapter lacks on the cpu adapter; POLYCHIP_HOST_FALLBACK (1/true/yes/on).
   bool host_fallback = false;
 
-  // Built-ins plus whatever the POLYCHIP_* environment variables say.
+  // Built-ins plus whatever the POLYCHIP_* environment variables say. Throws
+  // INVALID_ARGUMENT for a boolean variable that is not 1/0, true/false,
+  // yes/no or on/off.
   static RuntimeOptions from_environment();
 };
 
 class Runtime {
  public:
+  // Throws when a patch library is refused (see refused_patch_library_throws).
   explicit Runtime(RuntimeOptions options);
   ~Runtime();
   Runtime(const Runtime&) = delete;

@@ -40,7 +40,11 @@ static polychip_status device_count(polychip_device_count_args* a) {
 static polychip_status device_properties(polychip_device_properties_args* a) {
   if (a->device != 0) return fail(POLYCHIP_NOT_FOUND, "testplug has one device");
   polychip_device_properties* p = a->properties;
+#ifdef TEST_PLUGIN_DEVICE_TYPE
+  snprintf(p->device_type, sizeof p->device_type, "%s", TEST_PLUGIN_DEVICE_TYPE);
+#else
   snprintf(p->device_type, sizeof p->device_type, "%s.v1", TEST_PLUGIN_NAME);
+#endif
   snprintf(p->name, sizeof p->name, "test plugin device");
   p->memory_bytes = 1u << 30;
   p->supported_dtypes = 1u << POLYCHIP_DTYPE_F32;
