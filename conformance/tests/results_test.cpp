@@ -66,11 +66,10 @@ AdapterRun make_run(const std::string& name, std::vector<std::string> verdicts) 
 TEST(Results, CountsVerdictsAndDecidesPerAdapterAndOverall) {
   CertifyOptions o;
   o.adapters = {"a", "b"};
-  precision::WaiverList waivers;
-  auto doc = build_results(o,
-                           {make_run("a", {"Pass", "QualityWarning", "NotSupported", "Waived"}),
-                            make_run("b", {"Pass", "Crash"})},
-                           waivers, 1.5);
+  SuiteRun suite;
+  suite.adapters = {make_run("a", {"Pass", "QualityWarning", "NotSupported", "Waived"}),
+                    make_run("b", {"Pass", "Crash"})};
+  auto doc = build_results(o, suite, 1.5);
   EXPECT_EQ(doc["schema"], "polychip.results/1");
   EXPECT_EQ(doc["summary"]["Pass"], 2);
   EXPECT_EQ(doc["summary"]["Crash"], 1);
