@@ -8,8 +8,8 @@
 //  - a run killed midway leaves no half-written results file;
 //  - usage errors exit with 2.
 #include <fcntl.h>
-#include <stdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,6 +265,7 @@ TEST_F(CertifyTest, CrashAndHangBecomeVerdictsAndTheRunCompletes) {
       ++crashes;
     } else if (op == "exp" && dt == "f16") {
       EXPECT_EQ(v, "Timeout") << c["id"];
+      EXPECT_GE(c.value("duration_ms", 0.0), 2900) << "the time until the kill: " << c.dump();
       ++timeouts;
     } else {
       EXPECT_TRUE(v == "Pass" || v == "Waived") << c["id"] << " " << v;
@@ -334,9 +335,10 @@ TEST_F(CertifyTest, UsageErrorsExitWithTwo) {
 // The comm suite: one rank per --adapters entry, every collective and dtype,
 // bitwise checked; recorded in the same results schema.
 TEST_F(CertifyTest, CommSuitePassesAcrossAdaptersAndIsRecorded) {
-  auto r = certify(fmt::format("certify --suite comm --level quick --adapters cpu,sim.faithful "
-                               "--no-progress --out '{}'",
-                               out_dir("comm")));
+  auto r =
+      certify(fmt::format("certify --suite comm --level quick --adapters cpu,sim.faithful "
+                          "--no-progress --out '{}'",
+                          out_dir("comm")));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   json j = results("comm");
   expect_schema(j);
@@ -350,8 +352,8 @@ TEST_F(CertifyTest, CommSuitePassesAcrossAdaptersAndIsRecorded) {
     collectives.insert(c["op"].get<std::string>());
     dtypes.insert(c["dtype"].get<std::string>());
   }
-  for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
-                        "all_to_all"})
+  for (const char* c :
+       {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all"})
     EXPECT_TRUE(collectives.count(c)) << c;
   EXPECT_EQ(dtypes.size(), 6u);
   EXPECT_EQ(j["run"]["suite"], "comm");
@@ -376,10 +378,9 @@ TEST_F(CertifyTest, CommSuiteRefusesAnUnknownDeviceAtOnce) {
 // adapter without gemm fails, and the summary names what is missing.
 TEST_F(CertifyTest, AMissingRequiredOpFailsTheAdapter) {
   const std::string env = fmt::format("POLYCHIP_ADAPTER_PATH='{}'", NOGEMM_PLUGIN_DIR);
-  auto r = certify(
-      fmt::format("certify --level quick --adapters nogemm --no-progress --out '{}'",
-                  out_dir("run")),
-      env);
+  auto r = certify(fmt::format("certify --level quick --adapters nogemm --no-progress --out '{}'",
+                               out_dir("run")),
+                   env);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   json res = results("run");
   expect_schema(res);
@@ -420,9 +421,10 @@ TEST_F(CertifyTest, AMissingRequiredOpFailsTheAdapter) {
 // An adapter name means every device of the adapter, each reported alone;
 // `adapter:N` and a device type mean one device.
 TEST_F(CertifyTest, AnAdapterNameCertifiesEveryDevice) {
-  auto r = certify(fmt::format("certify --adapters sim --case exp/f32/100/seed=1 --no-progress "
-                               "--out '{}'",
-                               out_dir("all")));
+  auto r =
+      certify(fmt::format("certify --adapters sim --case exp/f32/100/seed=1 --no-progress "
+                          "--out '{}'",
+                          out_dir("all")));
   ASSERT_LE(r.exit_code, 1) << r.out << r.err;  // (sim.ftz fails exp: a defect profile)
   json res = results("all");
   ASSERT_GE(res["adapters"].size(), 5u);
@@ -437,7 +439,8 @@ TEST_F(CertifyTest, AnAdapterNameCertifiesEveryDevice) {
   EXPECT_EQ(res["cases"][2]["repro"],
             "polychip certify --suite precision --adapters sim:2 --case exp/f32/100/seed=1");
 
-  r = certify(fmt::format("certify --adapters sim:2,sim.faithful --case exp/f32/100/seed=1 "
+  r =
+      certify(fmt::format("certify --adapters sim:2,sim.faithful --case exp/f32/100/seed=1 "
                           "--no-progress --out '{}'",
                           out_dir("one")));
   ASSERT_LE(r.exit_code, 1) << r.out << r.err;
@@ -456,8 +459,8 @@ TEST_F(CertifyTest, AnAdapterWithoutDevicesIsRefusedWithItsReason) {
 }
 
 TEST_F(CertifyTest, WithoutOutItSaysWhereResultsGo) {
-  auto r = certify("certify --adapters cpu --case exp/f32/100/seed=1 --no-progress", "",
-                   dir_.string());
+  auto r =
+      certify("certify --adapters cpu --case exp/f32/100/seed=1 --no-progress", "", dir_.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find(fmt::format("results go to {}", (dir_ / "certify-results").string())),
             std::string::npos)
@@ -468,8 +471,8 @@ TEST_F(CertifyTest, WithoutOutItSaysWhereResultsGo) {
 TEST_F(CertifyTest, HelpShowsTheDefaults) {
   auto r = certify("certify --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* d : {"=precision", "=quick", "=60", "default: ./certify-results",
-                        "default: training"})
+  for (const char* d :
+       {"=precision", "=quick", "=60", "default: ./certify-results", "default: training"})
     EXPECT_NE(r.out.find(d), std::string::npos) << d << " not shown:\n" << r.out;
 }
 
