@@ -138,6 +138,19 @@ TEST(Profiles, TrainingRequiresF32AndBf16AndNamesWhatIsMissing) {
   EXPECT_THROW(load_profile("nosuch", ""), Error);
 }
 
+// docs/op-contract.md's "Required ops" table lists every profile of the
+// data file, the default marked.
+TEST(Profiles, TheOpContractDocListsEveryProfile) {
+  const auto profiles = nlohmann::json::parse(slurp(PROFILES_FILE));
+  const std::string doc = slurp(OP_CONTRACT_DOC);
+  for (const auto& [name, profile] : profiles["profiles"].items()) {
+    EXPECT_NE(doc.find("| `" + name + "`"), std::string::npos) << name;
+    EXPECT_NO_THROW(load_profile(name, PROFILES_FILE)) << name;
+  }
+  EXPECT_NE(doc.find("| `" + profiles["default"].get<std::string>() + "` (default)"),
+            std::string::npos);
+}
+
 TEST(Results, EnvironmentNamesHostOsCpuVersionTime) {
   auto env = environment_json();
   for (const char* k : {"host", "os", "cpu", "polychip_version", "time", "git_commit"})
