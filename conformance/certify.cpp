@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.hpp"
 #include "comm_certify.hpp"
+#include "device_targets.hpp"
 #include "polychip/error.hpp"
+#include "polychip/runtime.hpp"
+#include "profiles.hpp"
 #include "results.hpp"
 #include "supervisor.hpp"
 #include "tolerance.hpp"
@@ -26,20 +28,35 @@ int usage_error(const std::string& message) {
 
 }  // namespace
 
-int run_certify(const CertifyOptions& o) {
+int run_certify(const CertifyOptions& given) {
   const auto start = std::chrono::steady_clock::now();
+  CertifyOptions o = given;
   if (o.adapters.empty())
     return usage_error("--adapters needs at least one adapter or device type");
-  if (o.out_dir.empty()) return usage_error("--out DIR is required");
   if (!(o.timeout_seconds > 0)) return usage_error("--timeout must be > 0 seconds");
+  if (o.out_dir.empty()) {
+    o.out_dir = kDefaultOutDir;
+    fmt::print(stderr, "certify: no --out given; results go to {}\n",
+               std::filesystem::absolute(o.out_dir).string());
+  }
+  std::vector<std::string> targets;
+  try {
+    // Every entry resolved before anything is launched: a typo is a usage
+    // error now, not a worker or rank group waiting out its timeout.
+    targets = resolve_targets(Runtime::global(), o.adapters, o.suite != "comm");
+  } catch (const Error& e) {
+    return usage_error(e.message());
+  }
   if (o.suite == "comm") return run_comm_certify(o);
+  SuiteRun suite;
   std::vector<precision::CaseSpec> cases;
-  precision::WaiverList waivers;
+  CertificationProfile profile;
   try {
     cases = select_cases(o.suite, o.level, o.case_id);
     if (!o.tolerances_path.empty()) precision::ToleranceTable::from_file(o.tolerances_path);
-    waivers = o.waivers_path.empty() ? precision::WaiverList::builtin()
-                                     : precision::WaiverList::from_file(o.waivers_path);
+    suite.waivers = o.waivers_path.empty() ? precision::WaiverList::builtin()
+                                           : precision::WaiverList::from_file(o.waivers_path);
+    profile = load_profile(o.profile, "");
   } catch (const Error& e) {
     return usage_error(e.message());
   }
@@ -63,30 +80,23 @@ int run_certify(const CertifyOptions& o) {
     }
   };
 
-  std::vector<AdapterRun> runs;
-  for (const auto& adapter : o.adapters) {
+  for (const auto& target : targets) {
     if (o.progress)
-      fmt::print(stderr, "certify: {} ({} cases, level {})\n", adapter, cases.size(), o.level);
-    AdapterRun run = run_adapter(adapter, cases, o, progress);
+      fmt::print(stderr, "certify: {} ({} cases, level {}, profile {})\n", target, cases.size(),
+                 o.level, profile.name);
+    AdapterRun run = run_adapter(target, cases, o, progress);
     if (tty && o.progress) fmt::print(stderr, "\r\033[K");
     if (run.usage_error) return usage_error(run.fatal.value_or("unknown adapter"));
-    runs.push_back(std::move(run));
+    run.missing_required = enforce_profile(profile, run.records);
+    suite.adapters.push_back(std::move(run));
   }
+  suite.references = {
+      {"oracle", "float64 oracle (precision/oracle)"},
+      {"nvidia", "NVIDIA emulation on the CPU (reference/): emulated, not measured"}};
+  suite.run_fields = {{"profile", profile.name}};
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  nlohmann::json results = build_results(o, runs, waivers, seconds);
-  const std::filesystem::path dir(o.out_dir);
-  try {
-    write_file_atomically((dir / "results.json").string(), results.dump(2) + "\n");
-    write_file_atomically((dir / "junit.xml").string(), junit_xml(results));
-  } catch (const Error& e) {
-    fmt::print(stderr, "polychip certify: {}\n", e.message());
-    return 3;
-  }
-  fmt::print("{}", summary_table(results));
-  fmt::print("results: {}  junit: {}  ({:.1f} s)\n", (dir / "results.json").string(),
-             (dir / "junit.xml").string(), seconds);
-  return results["verdict"] == "Pass" ? 0 : 1;
+  return write_and_report(o, build_results(o, suite, seconds));
 }
 
 }  // namespace polychip::conformance

@@ -7,12 +7,16 @@
 
 namespace polychip::conformance {
 
+// Where results go when --out is not given (certify says so).
+inline constexpr const char* kDefaultOutDir = "certify-results";
+
 struct CertifyOptions {
   std::string suite = "precision";
   std::string level = "quick";
-  // Adapter names or device types ("cpu", "sim.faithful", "opencl").
+  // Adapter names (every device), device types or `adapter:N` (one device).
   std::vector<std::string> adapters;
-  std::string out_dir;
+  std::string out_dir;                 // "" = kDefaultOutDir
+  std::string profile;                 // certification profile; "" = the data file's default
   std::optional<std::string> case_id;  // run exactly this case
   double timeout_seconds = 60;         // per case
   std::string tolerances_path;         // "" = built-in

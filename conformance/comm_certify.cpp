@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.hpp"
 #include "polychip/error.hpp"
 #include "polychip/hal.hpp"
 #include "results.hpp"
+#include "worker.hpp"
 
 namespace polychip::conformance {
 namespace {
@@ -37,17 +37,18 @@ uint64_t comm_max_bytes(const std::string& level) {
 nlohmann::json build_comm_results(const CertifyOptions& o,
                                   const std::vector<comm::CommCaseRecord>& records,
                                   double duration_seconds) {
-  const std::string mix = join(o.adapters, "+");
-  nlohmann::json cases = nlohmann::json::array();
-  nlohmann::json summary = nlohmann::json::object();
+  // The mix is certified together: one `adapters[]` entry for it.
+  AdapterRun mix;
+  mix.name = join(o.adapters, "+");
+  mix.worker_starts = 0;
   for (const auto& r : records) {
     const std::string verdict = verdict_of(r);
     const std::string types = join(r.device_types, "+");
     nlohmann::json c;
     c["id"] = fmt::format("{}/{}/{}/{}B/{}/{}", r.collective, r.dtype, r.op, r.bytes,
-                          types.empty() ? mix : types, r.transport);
+                          types.empty() ? mix.name : types, r.transport);
     c["suite"] = "comm";
-    c["adapter"] = mix;
+    c["adapter"] = mix.name;
     c["op"] = r.collective;
     c["dtype"] = r.dtype;
     c["verdict"] = verdict;
@@ -61,24 +62,16 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
     c["tolerance"] = {{"wrong", 0},
                       {"rule", "bitwise identical and exactly expected on every rank"}};
     c["repro"] = fmt::format(
-        "{}polychip comm-perf --np {} --devices {} -c {} -d {} -o {} -b {} -e {}",
-        r.transport.rfind("tcp", 0) == 0 ? "POLYCHIP_COMM_TRANSPORT=tcp " : "", o.adapters.size(),
-        join(o.adapters, ","), r.collective, r.dtype, r.op, r.bytes, r.bytes);
+        "{}{}polychip comm-perf --np {} --devices {} -c {} -d {} -o {} -b {} -e {}",
+        repro_environment(), r.transport.rfind("tcp", 0) == 0 ? "POLYCHIP_COMM_TRANSPORT=tcp " : "",
+        o.adapters.size(), join(o.adapters, ","), r.collective, r.dtype, r.op, r.bytes, r.bytes);
     c["message"] = verdict == "Pass" ? std::string("bitwise identical on every rank")
                    : r.error.empty() ? fmt::format("{} wrong elements", r.wrong)
                                      : r.error;
-    summary[verdict] = summary.value(verdict, 0) + 1;
-    cases.push_back(std::move(c));
+    c["duration_ms"] = r.seconds * 1000;
+    mix.records.push_back(std::move(c));
   }
-  const bool pass =
-      !records.empty() && summary.value("Pass", 0) == static_cast<int>(records.size());
-  nlohmann::json doc;
-  doc["schema"] = kResultsSchema;
-  doc["suite"] = "comm";
-  doc["level"] = o.level;
-  doc["environment"] = environment_json();
-  doc["duration_seconds"] = duration_seconds;
-  // The mix as one "adapter" entry, with what each rank ran on.
+  // What each rank ran on.
   nlohmann::json ranks = nlohmann::json::array(), patches = nlohmann::json::array();
   std::vector<std::string> types, versions;
   Runtime& rt = Runtime::global();
@@ -98,20 +91,18 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
   }
   for (const auto& p : rt.dispatcher().active_patches())
     patches.push_back({{"device_type", p.device_type}, {"op", p.op}, {"origin", p.origin}});
-  doc["adapters"] = nlohmann::json::array(
-      {{{"name", mix},
-        {"ranks", ranks},
-        {"device_type", join(types, "+")},
-        {"version", join(versions, ", ")},
-        {"abi", fmt::format("{}.{}", POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR)},
-        {"patches", patches},
-        {"summary", summary},
-        {"verdict", pass ? "Pass" : "Fail"}}});
-  if (records.empty()) doc["adapters"][0]["error"] = "the suite produced no cases";
-  doc["cases"] = std::move(cases);
-  doc["summary"] = summary;
-  doc["verdict"] = pass ? "Pass" : "Fail";
-  return doc;
+  mix.info = {{"ranks", ranks},
+              {"device_type", join(types, "+")},
+              {"version", join(versions, ", ")},
+              {"abi", fmt::format("{}.{}", POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR)},
+              {"patches", patches}};
+  if (records.empty()) mix.fatal = "the suite produced no cases";
+  SuiteRun suite;
+  suite.adapters.push_back(std::move(mix));
+  suite.references = {{"expected", "exact values computed on the host for every rank"},
+                      {"rule", "bitwise identical and exactly expected on every rank"}};
+  suite.run_fields = {{"max_bytes", comm_max_bytes(o.level)}};
+  return build_results(o, suite, duration_seconds);
 }
 
 int run_comm_certify(const CertifyOptions& o) {
@@ -120,10 +111,6 @@ int run_comm_certify(const CertifyOptions& o) {
     fmt::print(stderr,
                "polychip certify: --suite comm needs at least two --adapters entries (one rank "
                "each), e.g. cpu,sim.faithful,opencl\n");
-    return 2;
-  }
-  if (o.out_dir.empty()) {
-    fmt::print(stderr, "polychip certify: --out DIR is required\n");
     return 2;
   }
   std::error_code ec;
@@ -150,19 +137,7 @@ int run_comm_certify(const CertifyOptions& o) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  nlohmann::json results = build_comm_results(o, records, seconds);
-  const std::filesystem::path dir(o.out_dir);
-  try {
-    write_file_atomically((dir / "results.json").string(), results.dump(2) + "\n");
-    write_file_atomically((dir / "junit.xml").string(), junit_xml(results));
-  } catch (const Error& e) {
-    fmt::print(stderr, "polychip certify: {}\n", e.message());
-    return 3;
-  }
-  fmt::print("{}", summary_table(results));
-  fmt::print("results: {}  junit: {}  ({:.1f} s)\n", (dir / "results.json").string(),
-             (dir / "junit.xml").string(), seconds);
-  return results["verdict"] == "Pass" ? 0 : 1;
+  return write_and_report(o, build_comm_results(o, records, seconds));
 }
 
 }  // namespace polychip::conformance

@@ -1,6 +1,8 @@
 // The results of a certify run as data: results.json (schema
-// polychip.results/1, docs/results-schema.md), JUnit XML for CI systems and
-// the summary table, all computed from the same JSON document.
+// polychip.results/1, docs/results-schema.md, docs/results.schema.json),
+// JUnit XML for CI systems and the summary table, all computed from the same
+// JSON document. Every suite goes through this one writer: a suite turns its
+// outcome into a SuiteRun and calls build_results + write_and_report.
 #pragma once
 
 #include <string>
@@ -19,8 +21,21 @@ inline constexpr const char* kResultsSchema = "polychip.results/1";
 // host, os, cpu, polychip version, git commit (when known), time (UTC).
 nlohmann::json environment_json();
 
-nlohmann::json build_results(const CertifyOptions& options, const std::vector<AdapterRun>& runs,
-                             const precision::WaiverList& waivers, double duration_seconds);
+// What a suite hands the writer.
+struct SuiteRun {
+  std::vector<AdapterRun> adapters;  // one entry per certified device (comm: per mix)
+  precision::WaiverList waivers;     // the waiver file in force (empty: none)
+  nlohmann::json references;         // what the verdicts are measured against
+  nlohmann::json run_fields = nlohmann::json::object();  // suite-specific fields of `run`
+};
+
+nlohmann::json build_results(const CertifyOptions& options, const SuiteRun& suite,
+                             double duration_seconds);
+
+// Writes DIR/results.json and DIR/junit.xml atomically, prints the summary
+// table and where the files went; returns certify's exit code (0 pass, 1
+// fail, 3 the files could not be written).
+int write_and_report(const CertifyOptions& options, const nlohmann::json& results);
 
 std::string junit_xml(const nlohmann::json& results);
 

@@ -165,6 +165,7 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
     // The case the worker announced and has not finished (kNoCase: none).
     constexpr size_t kNoCase = SIZE_MAX;
     size_t current = kNoCase;
+    Clock::time_point current_started{};
     Clock::time_point deadline = Clock::now() + timeout;
     bool finished = false;
     while (true) {
@@ -182,9 +183,12 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
           verdict = precision::Verdict::kCrash;
         }
         if (current != kNoCase) {
-          record_case(current,
-                      precision::make_bare_record(cases[current], adapter, verdict, what,
-                                                  prefix + precision::case_id(cases[current])));
+          nlohmann::json record = precision::make_bare_record(
+              cases[current], adapter, verdict, what, prefix + precision::case_id(cases[current]));
+          // Until the crash or the kill: what JUnit shows as the case's time.
+          record["duration_ms"] =
+              std::chrono::duration<double, std::milli>(Clock::now() - current_started).count();
+          record_case(current, std::move(record));
           next = current + 1;
         } else if (!said_hello || next >= cases.size()) {
           // Died or hung before reaching any case: no point restarting.
@@ -211,7 +215,8 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
       } else if (event == "begin") {
         const size_t index = ev["index"].get<size_t>();
         current = index < cases.size() ? index : kNoCase;
-        deadline = Clock::now() + timeout;
+        current_started = Clock::now();
+        deadline = current_started + timeout;
       } else if (event == "case") {
         size_t index = ev["index"].get<size_t>();
         if (index < cases.size()) record_case(index, ev["record"]);

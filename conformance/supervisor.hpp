@@ -26,6 +26,8 @@ struct AdapterRun {
   int worker_starts = 0;
   std::optional<std::string> fatal;  // the adapter could not be certified at all
   bool usage_error = false;          // fatal because the request was wrong
+  // Required op x dtype pairs (certification profile) the device lacks, "op dtype".
+  std::vector<std::string> missing_required;
 };
 
 // Called after each case with its record.

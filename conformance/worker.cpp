@@ -2,8 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -57,6 +61,17 @@ nlohmann::json adapter_json(Runtime& runtime, const Device& device, const std::s
   return j;
 }
 
+// `s` as one shell word: as it is when that is safe, else single-quoted.
+std::string shell_word(std::string_view s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || (c && std::strchr("/._-:+,=@%", c));
+  });
+  if (plain) return std::string(s);
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 }  // namespace
 
 std::vector<precision::CaseSpec> select_cases(const std::string& suite, const std::string& level,
@@ -69,8 +84,19 @@ std::vector<precision::CaseSpec> select_cases(const std::string& suite, const st
   return precision::cases_for_level(lvl);
 }
 
+std::string repro_environment() {
+  std::string env;
+  for (const char* name : {"POLYCHIP_ADAPTER_PATH", "POLYCHIP_ADAPTERS", "POLYCHIP_PATCHES",
+                           "POLYCHIP_HOST_FALLBACK"}) {
+    const char* value = std::getenv(name);
+    if (value && *value) env += fmt::format("{}={} ", name, shell_word(value));
+  }
+  return env;
+}
+
 std::string repro_prefix(const std::string& adapter) {
-  return fmt::format("polychip certify --suite precision --adapters {} --case ", adapter);
+  return fmt::format("{}polychip certify --suite precision --adapters {} --case ",
+                     repro_environment(), shell_word(adapter));
 }
 
 int run_worker(const WorkerOptions& o) {

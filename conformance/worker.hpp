@@ -24,6 +24,11 @@ std::vector<precision::CaseSpec> select_cases(const std::string& suite, const st
 // The reproducer prefix of a case on `adapter`: append the case id.
 std::string repro_prefix(const std::string& adapter);
 
+// The environment a reproducer needs to see the same adapters and patches
+// (POLYCHIP_ADAPTER_PATH, POLYCHIP_ADAPTERS, POLYCHIP_PATCHES, ... as set
+// now), as shell assignments ending in a space; "" when none is set.
+std::string repro_environment();
+
 // Returns the process exit code (0 after "done", 1 after "fatal").
 int run_worker(const WorkerOptions& options);
 

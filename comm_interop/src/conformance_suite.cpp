@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -53,7 +54,10 @@ void run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
       << op << " -b " << o.min_bytes << " -e " << o.max_bytes << " -f " << o.step_factor
       << " -w 0 -n 0 --devices " << shell_quote(device_list) << " --np " << o.devices.size()
       << " -J " << shell_quote(json);
+  const auto started = std::chrono::steady_clock::now();
   ChildResult child = run_command(cmd.str());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   nlohmann::json doc;
   bool parsed = false;
   {
@@ -77,6 +81,7 @@ void run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
     rec.verdict = "error";
     rec.error = "comm-perf exited with " + std::to_string(child.exit_code) + ": " +
                 child.output.substr(child.output.size() > 2000 ? child.output.size() - 2000 : 0);
+    rec.seconds = seconds;
     records.push_back(rec);
     return;
   }
@@ -94,6 +99,7 @@ void run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
     rec.transport = r["transport"].get<std::string>();
     rec.wrong = r["out_of_place"]["wrong"].get<uint64_t>() + r["in_place"]["wrong"].get<uint64_t>();
     rec.verdict = rec.wrong == 0 ? "pass" : "fail";
+    rec.seconds = seconds / static_cast<double>(doc["results"].size());
     records.push_back(rec);
   }
 }

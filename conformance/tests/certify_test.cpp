@@ -9,9 +9,11 @@
 //  - usage errors exit with 2.
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -56,11 +58,13 @@ class CertifyTest : public ::testing::Test {
   }
 
   // Runs the polychip binary with `args` (shell words) and extra environment.
-  Result certify(const std::string& args, const std::string& env = "") {
+  Result certify(const std::string& args, const std::string& env = "",
+                 const std::string& cwd = ".") {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    std::string cmd =
-        fmt::format("env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS {} '{}' {} > '{}' 2> '{}'", env,
-                    POLYCHIP_CLI, args, out.string(), err.string());
+    std::string cmd = fmt::format(
+        "cd '{}' && env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS -u POLYCHIP_ADAPTER_PATH {} '{}' "
+        "{} > '{}' 2> '{}'",
+        cwd, env, POLYCHIP_CLI, args, out.string(), err.string());
     int status = std::system(cmd.c_str());
     Result r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -68,15 +72,59 @@ class CertifyTest : public ::testing::Test {
     r.err = slurp(err);
     return r;
   }
-  json results(const std::string& sub) { return json::parse(slurp(dir_ / sub / "results.json")); }
+  json results(const std::string& sub) {
+    const fs::path file = dir_ / sub / "results.json";
+    expect_valid_against_schema(file);
+    return json::parse(slurp(file));
+  }
+
+  // docs/results.schema.json, checked by Debian's python3-jsonschema
+  // (tools/setup/setup.sh installs it).
+  static void expect_valid_against_schema(const fs::path& file) {
+    const std::string cmd = fmt::format(
+        "/usr/bin/python3 -c 'import json, sys, jsonschema; "
+        "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "
+        "'{}' '{}' 2>&1",
+        file.string(), RESULTS_SCHEMA_FILE);
+    std::string output;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+    EXPECT_EQ(::pclose(pipe), 0) << file << " does not follow docs/results.schema.json:\n"
+                                 << output.substr(output.size() > 3000 ? output.size() - 3000 : 0);
+  }
   std::string out_dir(const std::string& sub) { return (dir_ / sub).string(); }
 
   fs::path dir_;
 };
 
+// Every <testcase> has a classname with exactly one dot (adapter.op: Jenkins
+// splits at dots) and its real time, not all zeros.
+void expect_junit_classnames_and_times(const std::string& junit) {
+  size_t cases = 0, timed = 0;
+  for (size_t at = junit.find("<testcase "); at != std::string::npos;
+       at = junit.find("<testcase ", at + 1)) {
+    ++cases;
+    const size_t c = junit.find("classname=\"", at) + 11;
+    const std::string classname = junit.substr(c, junit.find('"', c) - c);
+    EXPECT_EQ(std::count(classname.begin(), classname.end(), '.'), 1) << classname;
+    const size_t t = junit.find("time=\"", at) + 6;
+    timed += std::stod(junit.substr(t, junit.find('"', t) - t)) > 0;
+  }
+  EXPECT_GT(cases, 0u);
+  EXPECT_GT(timed, cases / 2) << "most cases take measurable time";
+}
+
 // Field-by-field check of the results.json schema (docs/results-schema.md).
 void expect_schema(const json& r) {
   EXPECT_EQ(r["schema"], "polychip.results/1");
+  for (const char* k : {"suite", "level", "adapters", "timeout_seconds"})
+    EXPECT_TRUE(r["run"].contains(k)) << k;
+  for (const char* v :
+       {"Pass", "QualityWarning", "NotSupported", "Waived", "Fail", "Crash", "Timeout"})
+    EXPECT_TRUE(r["summary"].contains(v)) << v << " missing from " << r["summary"].dump();
   for (const char* k : {"host", "os", "cpu", "polychip_version", "time"})
     EXPECT_TRUE(r["environment"].contains(k)) << k;
   EXPECT_TRUE(r["environment"].contains("git_commit"));
@@ -92,7 +140,9 @@ void expect_schema(const json& r) {
     for (const char* k : {"id", "suite", "adapter", "op", "dtype", "verdict", "repro"})
       ASSERT_TRUE(c.contains(k)) << k << " in " << c.dump();
     const std::string v = c["verdict"];
-    if (v == "Pass" || v == "Fail" || v == "QualityWarning" || v == "Waived") {
+    // (A required pair the adapter lacks fails without measuring anything.)
+    if ((v == "Pass" || v == "Fail" || v == "QualityWarning" || v == "Waived") &&
+        !c.contains("required_by")) {
       if (!c.contains("message") || c["message"].get<std::string>().rfind("harness", 0) != 0) {
         EXPECT_TRUE(c.contains("metrics")) << c["id"];
         EXPECT_TRUE(c.contains("tolerance")) << c["id"];
@@ -136,6 +186,7 @@ TEST_F(CertifyTest, QuickPassesOnCpuAndSimFaithful) {
   const std::string junit = slurp(dir_ / "run" / "junit.xml");
   EXPECT_NE(junit.find("<testsuites"), std::string::npos);
   EXPECT_NE(junit.find("<testsuite name=\"sim.faithful\""), std::string::npos);
+  expect_junit_classnames_and_times(junit);
   EXPECT_NE(r.out.find("overall: Pass"), std::string::npos) << r.out;
 }
 
@@ -204,12 +255,17 @@ TEST_F(CertifyTest, CrashAndHangBecomeVerdictsAndTheRunCompletes) {
   int crashes = 0, timeouts = 0, passes = 0;
   for (const auto& c : res["cases"]) {
     const std::string v = c["verdict"], op = c["op"], dt = c["dtype"];
+    EXPECT_EQ(c["repro"].get<std::string>().rfind(
+                  fmt::format("POLYCHIP_PATCHES={} polychip certify ", CRASH_PATCH_LIBRARY), 0),
+              0u)
+        << "the reproducer needs the patch library: " << c["repro"];
     if (op == "exp" && dt == "f32") {
       EXPECT_EQ(v, "Crash") << c["id"];
       EXPECT_NE(c["message"].get<std::string>().find("SIGABRT"), std::string::npos) << c["message"];
       ++crashes;
     } else if (op == "exp" && dt == "f16") {
       EXPECT_EQ(v, "Timeout") << c["id"];
+      EXPECT_GE(c.value("duration_ms", 0.0), 2900) << "the time until the kill: " << c.dump();
       ++timeouts;
     } else {
       EXPECT_TRUE(v == "Pass" || v == "Waived") << c["id"] << " " << v;
@@ -279,9 +335,10 @@ TEST_F(CertifyTest, UsageErrorsExitWithTwo) {
 // The comm suite: one rank per --adapters entry, every collective and dtype,
 // bitwise checked; recorded in the same results schema.
 TEST_F(CertifyTest, CommSuitePassesAcrossAdaptersAndIsRecorded) {
-  auto r = certify(fmt::format("certify --suite comm --level quick --adapters cpu,sim.faithful "
-                               "--no-progress --out '{}'",
-                               out_dir("comm")));
+  auto r =
+      certify(fmt::format("certify --suite comm --level quick --adapters cpu,sim.faithful "
+                          "--no-progress --out '{}'",
+                          out_dir("comm")));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   json j = results("comm");
   expect_schema(j);
@@ -295,11 +352,128 @@ TEST_F(CertifyTest, CommSuitePassesAcrossAdaptersAndIsRecorded) {
     collectives.insert(c["op"].get<std::string>());
     dtypes.insert(c["dtype"].get<std::string>());
   }
-  for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
-                        "all_to_all"})
+  for (const char* c :
+       {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all"})
     EXPECT_TRUE(collectives.count(c)) << c;
   EXPECT_EQ(dtypes.size(), 6u);
-  EXPECT_TRUE(fs::exists(dir_ / "comm" / "junit.xml"));
+  EXPECT_EQ(j["run"]["suite"], "comm");
+  EXPECT_FALSE(j.contains("suite")) << "the request lives in `run`";
+  EXPECT_EQ(j["summary"]["Fail"], 0);
+  expect_junit_classnames_and_times(slurp(dir_ / "comm" / "junit.xml"));
+}
+
+TEST_F(CertifyTest, CommSuiteRefusesAnUnknownDeviceAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  auto r = certify(
+      fmt::format("certify --suite comm --adapters cpu,nosuch --out '{}'", out_dir("comm")));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no device 'nosuch'"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_FALSE(fs::exists(dir_ / "comm" / "results.json"));
+}
+
+// The training profile (the default) requires every op in f32 and bf16: an
+// adapter without gemm fails, and the summary names what is missing.
+TEST_F(CertifyTest, AMissingRequiredOpFailsTheAdapter) {
+  const std::string env = fmt::format("POLYCHIP_ADAPTER_PATH='{}'", NOGEMM_PLUGIN_DIR);
+  auto r = certify(fmt::format("certify --level quick --adapters nogemm --no-progress --out '{}'",
+                               out_dir("run")),
+                   env);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json res = results("run");
+  expect_schema(res);
+  EXPECT_EQ(res["run"]["profile"], "training");
+  const auto& a = res["adapters"][0];
+  EXPECT_EQ(a["verdict"], "Fail");
+  EXPECT_EQ(a["missing_required"], json({"gemm bf16", "gemm f32"}));
+  EXPECT_NE(r.out.find("missing required ops (profile training): gemm bf16, gemm f32"),
+            std::string::npos)
+      << r.out;
+  size_t failed = 0, optional_skipped = 0;
+  for (const auto& c : res["cases"]) {
+    if (c["op"] != "gemm") {
+      EXPECT_TRUE(c["verdict"] == "Pass" || c["verdict"] == "Waived") << c["id"];
+      continue;
+    }
+    const bool required = c["dtype"] == "f32" || c["dtype"] == "bf16";
+    EXPECT_EQ(c["verdict"], required ? "Fail" : "NotSupported") << c["id"];
+    failed += required;
+    optional_skipped += !required;
+    if (required) {
+      EXPECT_EQ(c["required_by"], "training");
+    }
+  }
+  EXPECT_GT(failed, 0u);
+  EXPECT_GT(optional_skipped, 0u);  // f16 gemm is optional
+  // A profile that requires nothing lets the same adapter pass.
+  r = certify(fmt::format("certify --profile bring-up --adapters nogemm --case "
+                          "gemm/f32/64x64x64/seed=1 --no-progress --out '{}'",
+                          out_dir("bring-up")),
+              env);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = certify(fmt::format("certify --profile nosuch --adapters cpu --out '{}'", out_dir("x")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown profile 'nosuch' (profiles: "), std::string::npos) << r.err;
+}
+
+// An adapter name means every device of the adapter, each reported alone;
+// `adapter:N` and a device type mean one device.
+TEST_F(CertifyTest, AnAdapterNameCertifiesEveryDevice) {
+  auto r =
+      certify(fmt::format("certify --adapters sim --case exp/f32/100/seed=1 --no-progress "
+                          "--out '{}'",
+                          out_dir("all")));
+  ASSERT_LE(r.exit_code, 1) << r.out << r.err;  // (sim.ftz fails exp: a defect profile)
+  json res = results("all");
+  ASSERT_GE(res["adapters"].size(), 5u);
+  std::set<std::string> device_types;
+  for (size_t i = 0; i < res["adapters"].size(); ++i) {
+    const auto& a = res["adapters"][i];
+    EXPECT_EQ(a["name"], fmt::format("sim:{}", i));
+    device_types.insert(a["device_type"].get<std::string>());
+  }
+  EXPECT_EQ(device_types.size(), res["adapters"].size()) << "each device certified";
+  EXPECT_EQ(res["cases"].size(), res["adapters"].size());
+  EXPECT_EQ(res["cases"][2]["repro"],
+            "polychip certify --suite precision --adapters sim:2 --case exp/f32/100/seed=1");
+
+  r =
+      certify(fmt::format("certify --adapters sim:2,sim.faithful --case exp/f32/100/seed=1 "
+                          "--no-progress --out '{}'",
+                          out_dir("one")));
+  ASSERT_LE(r.exit_code, 1) << r.out << r.err;
+  res = results("one");
+  ASSERT_EQ(res["adapters"].size(), 2u);
+  EXPECT_EQ(res["adapters"][0]["name"], "sim:2");
+  EXPECT_EQ(res["adapters"][1]["name"], "sim.faithful");
+}
+
+TEST_F(CertifyTest, AnAdapterWithoutDevicesIsRefusedWithItsReason) {
+  auto r = certify(fmt::format("certify --adapters nodevices --out '{}'", out_dir("run")),
+                   fmt::format("POLYCHIP_ADAPTER_PATH='{}'", NODEVICES_PLUGIN_DIR));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("libpartial-driver.so.1 not found"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cases, level"), std::string::npos) << "no cases announced:\n" << r.err;
+}
+
+TEST_F(CertifyTest, WithoutOutItSaysWhereResultsGo) {
+  auto r =
+      certify("certify --adapters cpu --case exp/f32/100/seed=1 --no-progress", "", dir_.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find(fmt::format("results go to {}", (dir_ / "certify-results").string())),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "certify-results" / "results.json"));
+}
+
+TEST_F(CertifyTest, HelpShowsTheDefaults) {
+  auto r = certify("certify --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* d :
+       {"=precision", "=quick", "=60", "default: ./certify-results", "default: training"})
+    EXPECT_NE(r.out.find(d), std::string::npos) << d << " not shown:\n" << r.out;
 }
 
 TEST_F(CertifyTest, CommSuiteNeedsTwoRanks) {

@@ -18,10 +18,18 @@ static polychip_status hanging_exp(const polychip_kernel_args* args) {
 }
 
 static const polychip_patch_entry kPatches[] = {
-    {sizeof(polychip_patch_entry), "sim.faithful", "exp",
-     {POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F32}, 2, crashing_exp},
-    {sizeof(polychip_patch_entry), "sim.faithful", "exp",
-     {POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_F16}, 2, hanging_exp},
+    {sizeof(polychip_patch_entry),
+     "sim.faithful",
+     "exp",
+     {POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F32},
+     2,
+     crashing_exp},
+    {sizeof(polychip_patch_entry),
+     "sim.faithful",
+     "exp",
+     {POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_F16},
+     2,
+     hanging_exp},
 };
 
 static const polychip_patch_api kApi = {

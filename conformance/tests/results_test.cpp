@@ -6,6 +6,7 @@
 
 #include "atomic_file.hpp"
 #include "polychip/error.hpp"
+#include "profiles.hpp"
 #include "results.hpp"
 
 namespace polychip::conformance {
@@ -66,11 +67,10 @@ AdapterRun make_run(const std::string& name, std::vector<std::string> verdicts) 
 TEST(Results, CountsVerdictsAndDecidesPerAdapterAndOverall) {
   CertifyOptions o;
   o.adapters = {"a", "b"};
-  precision::WaiverList waivers;
-  auto doc = build_results(o,
-                           {make_run("a", {"Pass", "QualityWarning", "NotSupported", "Waived"}),
-                            make_run("b", {"Pass", "Crash"})},
-                           waivers, 1.5);
+  SuiteRun suite;
+  suite.adapters = {make_run("a", {"Pass", "QualityWarning", "NotSupported", "Waived"}),
+                    make_run("b", {"Pass", "Crash"})};
+  auto doc = build_results(o, suite, 1.5);
   EXPECT_EQ(doc["schema"], "polychip.results/1");
   EXPECT_EQ(doc["summary"]["Pass"], 2);
   EXPECT_EQ(doc["summary"]["Crash"], 1);
@@ -91,6 +91,64 @@ TEST(Results, CountsVerdictsAndDecidesPerAdapterAndOverall) {
   const std::string table = summary_table(doc);
   EXPECT_NE(table.find("overall: Fail"), std::string::npos);
   EXPECT_NE(table.find("Crash"), std::string::npos);
+}
+
+TEST(Results, JunitClassnamesKeepOneDotAndCasesTheirTimes) {
+  CertifyOptions o;
+  SuiteRun suite;
+  suite.adapters = {make_run("cpu+sim.faithful", {"Pass"})};
+  suite.adapters[0].records[0]["op"] = "all.reduce";
+  suite.adapters[0].records[0]["duration_ms"] = 1500.0;
+  const std::string xml = junit_xml(build_results(o, suite, 2));
+  EXPECT_NE(xml.find("classname=\"cpu_sim_faithful.all_reduce\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("time=\"1.500000\""), std::string::npos) << xml;
+}
+
+TEST(Results, EveryVerdictIsCountedEvenWhenNoneOccurred) {
+  CertifyOptions o;
+  SuiteRun suite;
+  suite.adapters = {make_run("a", {"Pass"})};
+  auto doc = build_results(o, suite, 1);
+  for (const char* v :
+       {"Pass", "QualityWarning", "NotSupported", "Waived", "Fail", "Crash", "Timeout"}) {
+    EXPECT_TRUE(doc["summary"].contains(v)) << v;
+    EXPECT_TRUE(doc["adapters"][0]["summary"].contains(v)) << v;
+  }
+  EXPECT_TRUE(doc.contains("run"));
+  EXPECT_FALSE(doc.contains("suite"));
+}
+
+TEST(Profiles, TrainingRequiresF32AndBf16AndNamesWhatIsMissing) {
+  const CertificationProfile training = load_profile("", "");
+  EXPECT_EQ(training.name, "training");
+  EXPECT_TRUE(training.requires_pair("gemm", "bf16"));
+  EXPECT_FALSE(training.requires_pair("gemm", "f16"));
+  std::vector<nlohmann::json> records = {
+      {{"op", "gemm"}, {"dtype", "f32"}, {"verdict", "NotSupported"}, {"message", "no kernel"}},
+      {{"op", "gemm"}, {"dtype", "f32"}, {"verdict", "NotSupported"}, {"message", "no kernel"}},
+      {{"op", "gemm"}, {"dtype", "f16"}, {"verdict", "NotSupported"}, {"message", "no kernel"}},
+      {{"op", "exp"}, {"dtype", "bf16"}, {"verdict", "Pass"}}};
+  EXPECT_EQ(enforce_profile(training, records), std::vector<std::string>{"gemm f32"});
+  EXPECT_EQ(records[0]["verdict"], "Fail");
+  EXPECT_EQ(records[0]["required_by"], "training");
+  EXPECT_NE(records[0]["message"].get<std::string>().find("no kernel"), std::string::npos);
+  EXPECT_EQ(records[2]["verdict"], "NotSupported");
+  EXPECT_EQ(records[3]["verdict"], "Pass");
+  EXPECT_TRUE(enforce_profile(load_profile("bring-up", ""), records).empty());
+  EXPECT_THROW(load_profile("nosuch", ""), Error);
+}
+
+// docs/op-contract.md's "Required ops" table lists every profile of the
+// data file, the default marked.
+TEST(Profiles, TheOpContractDocListsEveryProfile) {
+  const auto profiles = nlohmann::json::parse(slurp(PROFILES_FILE));
+  const std::string doc = slurp(OP_CONTRACT_DOC);
+  for (const auto& [name, profile] : profiles["profiles"].items()) {
+    EXPECT_NE(doc.find("| `" + name + "`"), std::string::npos) << name;
+    EXPECT_NO_THROW(load_profile(name, PROFILES_FILE)) << name;
+  }
+  EXPECT_NE(doc.find("| `" + profiles["default"].get<std::string>() + "` (default)"),
+            std::string::npos);
 }
 
 TEST(Results, EnvironmentNamesHostOsCpuVersionTime) {

@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "certify.hpp"
 #include "command.hpp"
 #include "worker.hpp"
@@ -19,19 +21,27 @@ const bool certify_registered = polychip::cli::register_command(
       auto o = std::make_shared<CertifyOptions>();
       auto case_id = std::make_shared<std::string>();
       sub.add_option("--suite", o->suite,
-                     "precision (each adapter alone) or comm (one rank per --adapters entry)")
-          ->check(CLI::IsMember({"precision", "comm"}));
+                     "precision (each device alone) or comm (one rank per --adapters entry)")
+          ->check(CLI::IsMember({"precision", "comm"}))
+          ->capture_default_str();
       sub.add_option("--level", o->level, "quick, standard or full")
-          ->check(CLI::IsMember({"quick", "standard", "full"}));
+          ->check(CLI::IsMember({"quick", "standard", "full"}))
+          ->capture_default_str();
       sub.add_option("--adapters", o->adapters,
-                     "adapter names or device types, comma separated (cpu,sim.faithful)")
+                     "comma separated: an adapter name (every device of it), a device type or "
+                     "adapter:N (one device), e.g. cpu,sim.faithful,sim:2")
           ->required()
           ->delimiter(',');
-      sub.add_option("--out", o->out_dir, "folder for results.json and junit.xml")
-          ->default_val("certify-results");
+      sub.add_option("--profile", o->profile,
+                     "certification profile: the op x dtype pairs a device must support "
+                     "(conformance/data/profiles.json; default: training)");
+      sub.add_option("--out", o->out_dir,
+                     fmt::format("folder for results.json and junit.xml (default: ./{})",
+                                 polychip::conformance::kDefaultOutDir));
       sub.add_option("--case", *case_id, "run exactly this case id (a reproducer)");
       sub.add_option("--timeout", o->timeout_seconds, "seconds a single case may take")
-          ->check(CLI::PositiveNumber);
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
       sub.add_option(
           "--tolerances", o->tolerances_path,
           "tolerances JSON file (default: the built-in conformance/data/tolerances.json)");

@@ -37,6 +37,9 @@ struct CommCaseRecord {
   std::string verdict;    // "pass", "fail" (#wrong > 0), "error" (the run failed)
   uint64_t wrong = 0;     // out-of-place + in-place, summed over ranks
   std::string error;
+  // Wall time of the comm-perf child that ran this case, shared equally
+  // among the cases that child ran (one child runs a group of cases).
+  double seconds = 0;
 };
 
 std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& options);

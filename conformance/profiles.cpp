@@ -1,0 +1,89 @@
+#include "profiles.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "polychip/error.hpp"
+
+namespace polychip::conformance {
+
+extern const char* const kBuiltinProfilesJson;
+
+namespace {
+
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+nlohmann::json read_profiles(const std::string& path) {
+  std::string text = kBuiltinProfilesJson;
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (!in) throw_error(StatusCode::kInvalidArgument, fmt::format("cannot read '{}'", path));
+    std::stringstream s;
+    s << in.rdbuf();
+    text = s.str();
+  }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw_error(StatusCode::kInvalidArgument,
+                fmt::format("profiles file '{}': {}", path.empty() ? "built-in" : path, e.what()));
+  }
+}
+
+}  // namespace
+
+bool CertificationProfile::requires_pair(const std::string& op, const std::string& dtype) const {
+  for (const auto& r : required)
+    if ((contains(r.ops, "*") || contains(r.ops, op)) && contains(r.dtypes, dtype)) return true;
+  return false;
+}
+
+CertificationProfile load_profile(const std::string& name, const std::string& path) {
+  const nlohmann::json doc = read_profiles(path);
+  try {
+    const std::string chosen = name.empty() ? doc.at("default").get<std::string>() : name;
+    const auto& profiles = doc.at("profiles");
+    if (!profiles.contains(chosen)) {
+      std::string known;
+      for (const auto& [k, v] : profiles.items()) known += (known.empty() ? "" : ", ") + k;
+      throw_error(StatusCode::kInvalidArgument,
+                  fmt::format("unknown profile '{}' (profiles: {})", chosen, known));
+    }
+    const auto& p = profiles.at(chosen);
+    CertificationProfile profile{chosen, p.value("description", ""), {}};
+    for (const auto& r : p.at("required")) {
+      const auto& ops = r.at("ops");
+      profile.required.push_back({ops.is_string() ? std::vector<std::string>{ops.get<std::string>()}
+                                                  : ops.get<std::vector<std::string>>(),
+                                  r.at("dtypes").get<std::vector<std::string>>()});
+    }
+    return profile;
+  } catch (const nlohmann::json::exception& e) {
+    throw_error(StatusCode::kInvalidArgument,
+                fmt::format("profiles file '{}': {}", path.empty() ? "built-in" : path, e.what()));
+  }
+}
+
+std::vector<std::string> enforce_profile(const CertificationProfile& profile,
+                                         std::vector<nlohmann::json>& records) {
+  std::set<std::string> missing;
+  for (auto& r : records) {
+    if (r.value("verdict", "") != "NotSupported") continue;
+    const std::string op = r.value("op", ""), dtype = r.value("dtype", "");
+    if (!profile.requires_pair(op, dtype)) continue;
+    r["verdict"] = "Fail";
+    r["required_by"] = profile.name;
+    r["message"] = fmt::format("NotSupported, but profile '{}' requires {} in {}: {}", profile.name,
+                               op, dtype, r.value("message", ""));
+    missing.insert(op + " " + dtype);
+  }
+  return {missing.begin(), missing.end()};
+}
+
+}  // namespace polychip::conformance
