@@ -1,5 +1,6 @@
 #include "polychip/comm/bootstrap.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -40,6 +41,21 @@ double parse_double(const char* name, const char* text) {
   return v;
 }
 
+// The usual boolean spellings, any case; anything else is refused naming
+// the variable (a misspelt "ture" must not silently mean off).
+bool parse_bool(const char* name, const char* text) {
+  std::string v = text;
+  for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* yes : {"1", "true", "yes", "on"}) {
+    if (v == yes) return true;
+  }
+  for (const char* no : {"0", "false", "no", "off"}) {
+    if (v == no) return false;
+  }
+  throw_error(StatusCode::kInvalidArgument,
+              std::string(name) + "='" + text + "': expected 1/0, true/false, yes/no or on/off");
+}
+
 // Sets `out` from variable `name` when it is set to one of `choices`.
 void read_choice(const char* name, std::initializer_list<const char*> choices, std::string& out) {
   const char* v = env(name);
@@ -63,7 +79,7 @@ CommConfig CommConfig::from_environment() {
   if (const char* v = env("POLYCHIP_COMM_TIMEOUT"))
     c.timeout_seconds = parse_double("POLYCHIP_COMM_TIMEOUT", v);
   if (const char* v = env("POLYCHIP_COMM_CHECKSUM")) {
-    c.checksum = parse_long("POLYCHIP_COMM_CHECKSUM", v, 0, 1) == 1;
+    c.checksum = parse_bool("POLYCHIP_COMM_CHECKSUM", v);
   }
   if (const char* v = env("POLYCHIP_COMM_SOCKETS")) {
     c.sockets_per_peer = static_cast<int>(parse_long("POLYCHIP_COMM_SOCKETS", v, 1, 16));

@@ -27,6 +27,28 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// nccl-tests prints redop "none" and root -1 for collectives without them.
+bool has_reduction(const std::string& c) {
+  return c == "all_reduce" || c == "reduce_scatter" || c == "reduce";
+}
+bool has_root(const std::string& c) { return c == "broadcast" || c == "reduce"; }
+
+void check_root(const PerfOptions& o, int ranks) {
+  if (o.root < 0 || o.root >= ranks) {
+    throw_error(StatusCode::kInvalidArgument, "--root " + std::to_string(o.root) +
+                                                  " is outside [0, " + std::to_string(ranks) +
+                                                  ") for " + std::to_string(ranks) + " rank(s)");
+  }
+}
+
+// "%9.1f"-style cell, or "n/a" when -n 0 timed nothing.
+std::string timing_cell(bool timed, double value, int precision) {
+  if (!timed) return "n/a";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.*f", precision, value);
+  return text;
+}
+
 int run_rank(const PerfOptions& o) {
   CommConfig config = CommConfig::from_environment();
   std::optional<Device> device;
@@ -40,6 +62,8 @@ int run_rank(const PerfOptions& o) {
   auto comm = Communicator::from_environment(config);
   const int n = comm->size();
   const bool lead = comm->rank() == 0;
+  check_root(o, n);
+  const bool timed = o.iterations > 0;
   DType dtype = parse_dtype(o.dtype);
   check_comm_dtype(dtype, "--dtype");
   ReduceOp op = parse_reduce_op(o.op);
@@ -56,8 +80,9 @@ int run_rank(const PerfOptions& o) {
   uint64_t wrong_total = 0;
   for (const std::string& c : collectives) {
     if (lead) {
-      std::printf("# polychip comm-perf: %s, %d ranks, dtype %s, op %s, devices %s\n", c.c_str(), n,
-                  o.dtype.c_str(), o.op.c_str(), o.devices.empty() ? "host" : o.devices.c_str());
+      std::printf("# polychip comm-perf: %s, %d ranks, dtype %s, op %s, devices %s%s\n", c.c_str(),
+                  n, o.dtype.c_str(), o.op.c_str(), o.devices.empty() ? "host" : o.devices.c_str(),
+                  timed ? "" : " (-n 0: results checked, nothing timed)");
       std::printf("#%11s %12s %8s %6s %6s  %9s %8s %8s %6s  %9s %8s %8s %6s  %s\n", "size", "count",
                   "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
                   "busbw", "#wrong", "algo/path/transport");
@@ -99,25 +124,34 @@ int run_rank(const PerfOptions& o) {
         double factor = bus_bandwidth_factor(c, n);
         std::string how = std::string(algorithm_name(rec.algorithm)) + "/" +
                           std::string(data_path_name(rec.path)) + "/" + rec.transport;
-        std::printf(
-            "%12llu %12llu %8s %6s %6d  %9.1f %8.3f %8.3f %6llu  %9.1f %8.3f %8.3f %6llu  %s\n",
-            (unsigned long long)bytes, (unsigned long long)results[0].count, o.dtype.c_str(),
-            o.op.c_str(), o.root, times[0] * 1e6, algbw(times[0]), algbw(times[0]) * factor,
-            (unsigned long long)wrong[0], times[1] * 1e6, algbw(times[1]), algbw(times[1]) * factor,
-            (unsigned long long)wrong[1], how.c_str());
+        const std::string redop = has_reduction(c) ? o.op : "none";
+        const int root = has_root(c) ? o.root : -1;
+        std::printf("%12llu %12llu %8s %6s %6d", (unsigned long long)bytes,
+                    (unsigned long long)results[0].count, o.dtype.c_str(), redop.c_str(), root);
+        for (int k = 0; k < 2; ++k) {
+          std::printf("  %9s %8s %8s %6llu", timing_cell(timed, times[k] * 1e6, 1).c_str(),
+                      timing_cell(timed, algbw(times[k]), 3).c_str(),
+                      timing_cell(timed, algbw(times[k]) * factor, 3).c_str(),
+                      (unsigned long long)wrong[k]);
+        }
+        std::printf("  %s\n", how.c_str());
         std::fflush(stdout);
         nlohmann::json r;
         r["collective"] = c;
         r["size"] = bytes;
         r["count"] = results[0].count;
         r["type"] = o.dtype;
-        r["redop"] = o.op;
-        r["root"] = o.root;
+        r["redop"] = redop;
+        r["root"] = root;
         for (int k = 0; k < 2; ++k) {
           nlohmann::json m;
-          m["time_us"] = times[k] * 1e6;
-          m["algbw_gbps"] = algbw(times[k]);
-          m["busbw_gbps"] = algbw(times[k]) * factor;
+          if (timed) {
+            m["time_us"] = times[k] * 1e6;
+            m["algbw_gbps"] = algbw(times[k]);
+            m["busbw_gbps"] = algbw(times[k]) * factor;
+          } else {  // -n 0: checked, not timed
+            m["time_us"] = m["algbw_gbps"] = m["busbw_gbps"] = nullptr;
+          }
           m["wrong"] = wrong[k];
           r[k == 0 ? "out_of_place" : "in_place"] = m;
         }
@@ -138,8 +172,65 @@ int run_rank(const PerfOptions& o) {
       f << doc.dump(2) << "\n";
       if (!f) throw_error(StatusCode::kUnavailable, "cannot write --json file " + o.json_path);
     }
+    std::fflush(stdout);
   }
-  return wrong_total ? 1 : 0;
+  // No rank exits before rank 0 has written everything: the launcher ends
+  // the job when the first rank exits with a failure code.
+  comm->barrier();
+  return wrong_total ? kPerfExitWrong : 0;
+}
+
+// Errors a rank raises carry its number: several ranks print to one terminal.
+int run_rank_named(const PerfOptions& o) {
+  std::optional<int> rank;
+  try {
+    rank = detect_launch().rank;
+  } catch (const Error&) {
+  }
+  try {
+    return run_rank(o);
+  } catch (const Error& e) {
+    if (!rank) throw;
+    throw e.annotate("rank " + std::to_string(*rank));
+  }
+}
+
+// Everything that can be checked before any rank starts; INVALID_ARGUMENT
+// names the option.
+void validate(const PerfOptions& o) {
+  if (o.np && *o.np < 1) {
+    throw_error(StatusCode::kInvalidArgument, "--np must be >= 1, got " + std::to_string(*o.np));
+  }
+  if (o.min_bytes > o.max_bytes) {
+    throw_error(StatusCode::kInvalidArgument, "--min-bytes is larger than --max-bytes");
+  }
+  if (!(o.step_factor > 1)) throw_error(StatusCode::kInvalidArgument, "--step-factor must be > 1");
+  if (o.iterations < 0 || o.warmup < 0) {
+    throw_error(StatusCode::kInvalidArgument, "--iters and --warmup must be >= 0");
+  }
+  if (o.collective != "all") {
+    bool known = false;
+    for (auto& c : collective_names()) known |= c == o.collective;
+    if (!known) {
+      throw_error(StatusCode::kInvalidArgument, "--collective '" + o.collective +
+                                                    "' unknown (all_reduce, all_gather, "
+                                                    "reduce_scatter, broadcast, reduce, "
+                                                    "all_to_all, send_recv, all)");
+    }
+  }
+  check_comm_dtype(parse_dtype(o.dtype), "--dtype");
+  parse_reduce_op(o.op);
+  if (o.np) {
+    check_root(o, *o.np);
+    // Every named device exists, so no rank starts only to fail alone.
+    for (const std::string& spec : split(o.devices)) {
+      try {
+        Runtime::global().device(spec);
+      } catch (const Error& e) {
+        throw Error(StatusCode::kInvalidArgument, "--devices: " + e.message());
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -169,30 +260,22 @@ uint64_t parse_size(const std::string& text, const char* option) {
 }
 
 int run_comm_perf(const PerfOptions& o) {
-  if (o.min_bytes > o.max_bytes) {
-    throw_error(StatusCode::kInvalidArgument, "--min-bytes is larger than --max-bytes");
-  }
-  if (!(o.step_factor > 1)) throw_error(StatusCode::kInvalidArgument, "--step-factor must be > 1");
-  if (o.iterations < 0 || o.warmup < 0) {
-    throw_error(StatusCode::kInvalidArgument, "--iters and --warmup must be >= 0");
-  }
-  if (o.collective != "all") {
-    bool known = false;
-    for (auto& c : collective_names()) known |= c == o.collective;
-    if (!known) {
-      throw_error(StatusCode::kInvalidArgument, "--collective '" + o.collective +
-                                                    "' unknown (all_reduce, all_gather, "
-                                                    "reduce_scatter, broadcast, reduce, "
-                                                    "all_to_all, send_recv, all)");
+  const bool local_child = std::getenv("POLYCHIP_COMM_LOCAL_CHILD") != nullptr;
+  if (!local_child) {
+    try {
+      validate(o);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "polychip comm-perf: %s\n", e.message().c_str());
+      return kPerfExitUsage;
     }
   }
-  if (o.np > 0 && !std::getenv("POLYCHIP_COMM_LOCAL_CHILD")) {
+  if (o.np && !local_child) {
     LocalLaunch launch;
-    launch.np = o.np;
+    launch.np = *o.np;
     launch.argv = own_command_line();
     return launch_local(launch);
   }
-  return run_rank(o);
+  return run_rank_named(o);
 }
 
 }  // namespace polychip::comm

@@ -779,6 +779,9 @@ void Communicator::group_end() {
     CallRecord& rec = impl_->begin("group_send_recv", ops.front().dtype, ReduceOp::kSum, 0);
     rec.count = count;
     rec.algorithm = Algorithm::kPairwise;
+    const bool staged = std::any_of(
+        ops.begin(), ops.end(), [&](const Impl::P2P& o) { return impl_->staging.staged(o.data); });
+    rec.path = staged ? DataPath::kHostStaging : DataPath::kHost;
     impl_->p2p(ops);
     impl_->history.back().seconds = timer.seconds();
   }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "polychip/comm/comm_perf.hpp"
 #include "polychip/error.hpp"
 
 namespace polychip::comm {
@@ -41,7 +42,9 @@ ChildResult run_command(const std::string& command) {
 
 // One comm-perf child: every collective (op "sum") or the all-reduce alone
 // for one dtype, op and transport; its records are appended to `records`.
-void run_group(const CommSuiteOptions& o, const std::string& exe, const std::string& device_list,
+// Returns false when the child refused its command line (an unknown device):
+// every later group would be refused the same way.
+bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::string& device_list,
                const std::string& transport, const std::string& dtype, const std::string& op,
                int run_index, std::vector<CommCaseRecord>& records) {
   const bool all_collectives = op == "sum";
@@ -83,7 +86,7 @@ void run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
                 child.output.substr(child.output.size() > 2000 ? child.output.size() - 2000 : 0);
     rec.seconds = seconds;
     records.push_back(rec);
-    return;
+    return child.exit_code != kPerfExitUsage;
   }
   std::vector<std::string> types;
   for (auto& t : doc["device_types"]) types.push_back(t.get<std::string>());
@@ -102,6 +105,7 @@ void run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
     rec.seconds = seconds / static_cast<double>(doc["results"].size());
     records.push_back(rec);
   }
+  return true;
 }
 
 }  // namespace
@@ -120,7 +124,9 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
   for (const std::string& transport : o.transports) {
     for (const std::string& dtype : o.dtypes) {
       for (const std::string& op : o.ops) {
-        run_group(o, exe, device_list, transport, dtype, op, run_index++, records);
+        if (!run_group(o, exe, device_list, transport, dtype, op, run_index++, records)) {
+          return records;
+        }
       }
     }
   }

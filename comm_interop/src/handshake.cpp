@@ -66,13 +66,21 @@ Hello handshake_as_acceptor(int fd, const Credentials& credentials, const Deadli
   std::vector<uint8_t> challenge_bytes = encode_challenge(challenge);
   write_exact(fd, challenge_bytes.data(), challenge_bytes.size(), deadline, "handshake (acceptor)");
   uint8_t response_bytes[kResponseSize];
-  read_exact(fd, response_bytes, sizeof(response_bytes), deadline, "handshake (acceptor)");
+  try {
+    read_exact(fd, response_bytes, sizeof(response_bytes), deadline, "handshake (acceptor)");
+  } catch (const Error& e) {
+    // A connector that cannot verify our proof hangs up instead of answering.
+    if (e.code() != StatusCode::kUnavailable) throw;
+    throw_error(StatusCode::kFailedPrecondition,
+                "handshake: rank " + std::to_string(hello.rank) +
+                    " hung up on our proof of the job secret: its POLYCHIP_COMM_SECRET differs");
+  }
   Digest proof = parse_response(response_bytes);
   Digest expected = connector_proof(credentials.secret, hello_bytes, challenge.nonce);
   if (!digests_equal(proof, expected)) {
     throw_error(StatusCode::kFailedPrecondition,
                 "handshake: connection claiming rank " + std::to_string(hello.rank) +
-                    " failed authentication (wrong secret); dropped");
+                    " could not prove the job secret (POLYCHIP_COMM_SECRET differs?); dropped");
   }
   write_exact(fd, &kAcceptedMagic, sizeof(kAcceptedMagic), deadline, "handshake (acceptor)");
   return hello;

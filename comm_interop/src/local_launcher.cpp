@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "polychip/error.hpp"
@@ -14,6 +18,79 @@
 #include "wire.hpp"
 
 namespace polychip::comm {
+
+namespace {
+
+// "exited with code 3" / "was killed by signal 9 (Killed)".
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) {
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           ::strsignal(WTERMSIG(status)) + ")";
+  }
+  return "exited with code " + std::to_string(WEXITSTATUS(status));
+}
+
+int exit_code_of(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Waits for every rank. The first rank to fail decides the job's exit code;
+// ranks still running `grace_seconds` later are waiting on it (in the store,
+// the mesh connect or a collective) and are killed, with one line naming the
+// failed rank, as mpirun and torchrun do.
+int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
+  size_t alive = pids.size();
+  std::vector<bool> done(pids.size(), false);
+  std::optional<size_t> first_failed;
+  int first_status = 0;
+  bool ended_others = false;
+  bool failed_this_round = false;  // first_failed was set in this round
+  auto fail_time = std::chrono::steady_clock::now();
+  while (alive > 0) {
+    bool progressed = false;
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (done[i]) continue;
+      int status = 0;
+      if (::waitpid(pids[i], &status, WNOHANG) != pids[i]) continue;
+      done[i] = true;
+      --alive;
+      progressed = true;
+      // Of failures seen in one round, a death by signal is the cause and
+      // its peers' errors the consequence.
+      const bool replaces_earlier_this_round =
+          first_failed && failed_this_round && !WIFSIGNALED(first_status) && WIFSIGNALED(status);
+      if (exit_code_of(status) != 0 && !ended_others &&
+          (!first_failed || replaces_earlier_this_round)) {
+        first_failed = i;
+        first_status = status;
+        fail_time = std::chrono::steady_clock::now();
+        failed_this_round = true;
+      }
+    }
+    if (failed_this_round && WIFSIGNALED(first_status)) {
+      std::fprintf(stderr, "polychip launcher: rank %zu %s\n", *first_failed,
+                   describe_exit(first_status).c_str());
+    }
+    failed_this_round = false;
+    if (first_failed && !ended_others && alive > 0 &&
+        std::chrono::steady_clock::now() - fail_time >
+            std::chrono::duration<double>(grace_seconds)) {
+      ended_others = true;
+      std::string ended;
+      for (size_t i = 0; i < pids.size(); ++i) {
+        if (done[i]) continue;
+        ::kill(pids[i], SIGKILL);
+        ended += (ended.empty() ? "" : ", ") + std::to_string(i);
+      }
+      std::fprintf(stderr, "polychip launcher: rank %zu %s; ending the job (killed rank(s) %s)\n",
+                   *first_failed, describe_exit(first_status).c_str(), ended.c_str());
+    }
+    if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return first_failed ? exit_code_of(first_status) : 0;
+}
+
+}  // namespace
 
 std::vector<std::string> own_command_line() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
@@ -47,64 +124,48 @@ int launch_local(const LocalLaunch& launch) {
   random_bytes(secret, sizeof(secret));
   std::string secret_hex = to_hex(secret);
   std::string port = std::to_string(free_local_port());
+  std::vector<char*> args;
+  for (const std::string& a : launch.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // Every rank's environment is built before fork: the child of a
+  // multi-threaded parent (adapters start threads) may only exec.
+  std::vector<std::vector<std::string>> environments;
+  for (int r = 0; r < launch.np; ++r) {
+    std::map<std::string, std::string> vars = {{"RANK", std::to_string(r)},
+                                               {"WORLD_SIZE", std::to_string(launch.np)},
+                                               {"LOCAL_RANK", std::to_string(r)},
+                                               {"MASTER_ADDR", "127.0.0.1"},
+                                               {"MASTER_PORT", port},
+                                               {"POLYCHIP_COMM_SECRET", secret_hex},
+                                               {"POLYCHIP_COMM_LOCAL_CHILD", "1"}};
+    for (auto& [k, v] : launch.extra_env) vars[k] = v;
+    if (r < static_cast<int>(launch.rank_env.size())) {
+      for (auto& [k, v] : launch.rank_env[r]) {
+        if (!v.empty()) vars[k] = v;
+      }
+    }
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+      std::string entry = *e;
+      if (!vars.count(entry.substr(0, entry.find('=')))) env.push_back(entry);
+    }
+    for (auto& [k, v] : vars) env.push_back(k + "=" + v);
+    environments.push_back(std::move(env));
+  }
   std::vector<pid_t> pids;
   for (int r = 0; r < launch.np; ++r) {
+    std::vector<char*> envp;
+    for (std::string& e : environments[r]) envp.push_back(e.data());
+    envp.push_back(nullptr);
     pid_t pid = ::fork();
     if (pid < 0) throw_error(StatusCode::kInternal, "fork failed");
     if (pid == 0) {
-      ::setenv("RANK", std::to_string(r).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(launch.np).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
-      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-      ::setenv("MASTER_PORT", port.c_str(), 1);
-      ::setenv("POLYCHIP_COMM_SECRET", secret_hex.c_str(), 1);
-      ::setenv("POLYCHIP_COMM_LOCAL_CHILD", "1", 1);
-      for (auto& [k, v] : launch.extra_env) ::setenv(k.c_str(), v.c_str(), 1);
-      if (r < static_cast<int>(launch.rank_env.size())) {
-        for (auto& [k, v] : launch.rank_env[r]) {
-          if (!v.empty()) ::setenv(k.c_str(), v.c_str(), 1);
-        }
-      }
-      std::vector<char*> args;
-      for (const std::string& a : launch.argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(launch.program.c_str(), args.data());
+      ::execve(launch.program.c_str(), args.data(), envp.data());
       ::_exit(127);
     }
     pids.push_back(pid);
   }
-  int worst = 0;
-  size_t alive = pids.size();
-  std::vector<bool> done(pids.size(), false);
-  bool failing = false;
-  auto fail_time = std::chrono::steady_clock::now();
-  while (alive > 0) {
-    bool progressed = false;
-    for (size_t i = 0; i < pids.size(); ++i) {
-      if (done[i]) continue;
-      int status = 0;
-      pid_t w = ::waitpid(pids[i], &status, WNOHANG);
-      if (w == pids[i]) {
-        done[i] = true;
-        --alive;
-        progressed = true;
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (code != 0 && !failing) {
-          failing = true;
-          fail_time = std::chrono::steady_clock::now();
-        }
-        worst = std::max(worst, code);
-      }
-    }
-    if (failing && std::chrono::steady_clock::now() - fail_time >
-                       std::chrono::duration<double>(launch.grace_seconds)) {
-      for (size_t i = 0; i < pids.size(); ++i) {
-        if (!done[i]) ::kill(pids[i], SIGKILL);
-      }
-    }
-    if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return worst;
+  return supervise_ranks(pids, launch.grace_seconds);
 }
 
 }  // namespace polychip::comm

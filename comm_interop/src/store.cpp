@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -14,6 +15,8 @@ namespace polychip::comm {
 namespace {
 
 constexpr double kHandshakeSeconds = 5.0;
+// Response status: the store gives up on a key and says why (the text).
+constexpr uint8_t kStoreOk = 0, kStoreRefusedPeer = 1;
 
 void send_response(int fd, uint8_t status, const std::vector<uint8_t>& value) {
   ByteWriter w;
@@ -71,7 +74,7 @@ void StoreServer::serve() {
       auto found = data.find(it->second);
       if (found != data.end()) {
         try {
-          send_response(it->first->fd.get(), 0, found->second);
+          send_response(it->first->fd.get(), kStoreOk, found->second);
         } catch (const Error&) {
         }
         it = waiting.erase(it);
@@ -80,12 +83,32 @@ void StoreServer::serve() {
       }
     }
   };
+  // A rank refused here (wrong secret) only learns it itself; shortly before
+  // the others would time out waiting for it, they are told why instead.
+  std::string refusal;
+  Deadline notice(timeout_seconds_ - std::min(1.0, timeout_seconds_ / 4));
+  auto tell_waiters_why = [&] {
+    if (refusal.empty() || !notice.expired()) return;
+    std::string text = "gave up waiting: it refused a connection: " + refusal;
+    for (auto& [client, key] : waiting) {
+      try {
+        send_response(client->fd.get(), kStoreRefusedPeer,
+                      std::vector<uint8_t>(text.begin(), text.end()));
+      } catch (const Error&) {
+      }
+    }
+    waiting.clear();
+  };
   while (!stop_ && !deadline.expired() && !(world > 0 && ready_count() >= world)) {
+    tell_waiters_why();
     std::vector<pollfd> fds;
     fds.push_back({listener_.get(), POLLIN, 0});
     fds.push_back({wake_pipe_[0], POLLIN, 0});
     for (auto& c : clients) fds.push_back({c->fd.get(), POLLIN, 0});
-    int rc = ::poll(fds.data(), fds.size(), deadline.remaining_ms(1000));
+    int wait_ms = deadline.remaining_ms(1000);
+    if (!refusal.empty() && !notice.expired())
+      wait_ms = std::min(wait_ms, notice.remaining_ms(1000));
+    int rc = ::poll(fds.data(), fds.size(), wait_ms);
     if (rc <= 0) continue;
     if (fds[0].revents & POLLIN) {
       try {
@@ -101,8 +124,9 @@ void StoreServer::serve() {
           c->world = hello.world;
           clients.push_back(std::move(c));
         }
-      } catch (const Error&) {
+      } catch (const Error& e) {
         ++refused_;  // stranger, wrong secret or malformed: dropped
+        if (e.code() == StatusCode::kFailedPrecondition) refusal = e.message();
       }
     }
     std::vector<Client*> gone;
@@ -121,7 +145,7 @@ void StoreServer::serve() {
         StoreRequest req = parse_store_request(body);
         if (req.op == StoreOp::kSet) {
           data[req.key] = req.value;
-          send_response(client->fd.get(), 0, {});
+          send_response(client->fd.get(), kStoreOk, {});
         } else if (req.op == StoreOp::kAdd) {
           int64_t inc, cur = 0;
           std::memcpy(&inc, req.value.data(), 8);
@@ -132,11 +156,12 @@ void StoreServer::serve() {
           std::memcpy(slot.data(), &cur, 8);
           std::vector<uint8_t> out(8);
           std::memcpy(out.data(), &cur, 8);
-          send_response(client->fd.get(), 0, out);
+          send_response(client->fd.get(), kStoreOk, out);
         } else {
           waiting.emplace_back(client, req.key);
         }
         satisfy_waiters();
+        tell_waiters_why();
       } catch (const Error&) {
         gone.push_back(client);
       }
@@ -173,11 +198,16 @@ std::vector<uint8_t> StoreClient::request(const StoreRequest& r) {
   }
   uint32_t n;
   std::memcpy(&n, header + 1, 4);
-  if (header[0] != 0 || n > kMaxStoreValue) {
+  if ((header[0] != kStoreOk && header[0] != kStoreRefusedPeer) || n > kMaxStoreValue) {
     throw_error(StatusCode::kDataCorruption, "rendezvous store: malformed response");
   }
   std::vector<uint8_t> value(n);
   read_exact(fd_.get(), value.data(), n, deadline_, "store response");
+  if (header[0] == kStoreRefusedPeer) {
+    throw_error(StatusCode::kFailedPrecondition, "rendezvous store, waiting for key '" + r.key +
+                                                     "', " +
+                                                     std::string(value.begin(), value.end()));
+  }
   return value;
 }
 

@@ -195,8 +195,12 @@ TEST(CommFaults, WrongSecretIsRefused) {
   FaultRun r = run_fault("sweep", 2, "4",
                          {{}, {{"POLYCHIP_COMM_SECRET", "00112233445566778899aabbccddeeff"}}});
   EXPECT_NE(r.code, 0);
-  std::string log = read_file(r.dir + "/rank1.txt");
-  EXPECT_NE(log.find("secret"), std::string::npos) << log;
+  // Both sides say why: the refused rank, and the rank whose store refused it.
+  for (int rank : {0, 1}) {
+    std::string log = read_file(r.dir + "/rank" + std::to_string(rank) + ".txt");
+    EXPECT_NE(log.find("POLYCHIP_COMM_SECRET"), std::string::npos)
+        << "rank " << rank << ": " << log;
+  }
 }
 
 TEST(CommNetworkNamespaces, OneRankInEachNamespaceOverVeth) {

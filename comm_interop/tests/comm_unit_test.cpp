@@ -376,10 +376,12 @@ TEST(Handshake, WrongSecretIsRefusedOnBothSides) {
       handshake_as_acceptor(sp.b.get(), good, Deadline(5));
       ADD_FAILURE() << "acceptor accepted a wrong secret";
     } catch (const Error& e) {
-      // The connector notices first (the acceptor's proof fails) and hangs up.
-      EXPECT_TRUE(e.code() == StatusCode::kFailedPrecondition ||
-                  e.code() == StatusCode::kUnavailable)
+      // The connector notices first (the acceptor's proof fails) and hangs
+      // up; the acceptor still says why, naming the rank.
+      EXPECT_EQ(e.code(), StatusCode::kFailedPrecondition) << e.what();
+      EXPECT_NE(std::string(e.what()).find("rank 1 hung up on our proof"), std::string::npos)
           << e.what();
+      EXPECT_NE(std::string(e.what()).find("POLYCHIP_COMM_SECRET"), std::string::npos) << e.what();
     }
     sp.b.reset();
   });
@@ -398,6 +400,26 @@ TEST(Bootstrap, SlurmNodeListFirstHost) {
   EXPECT_EQ(first_slurm_host("node[03-05,7],gpu1"), "node03");
   EXPECT_EQ(first_slurm_host("a1,a2"), "a1");
   EXPECT_EQ(first_slurm_host("solo"), "solo");
+}
+
+TEST(Bootstrap, BooleanVariablesTakeTheUsualSpellingsAndRefuseOthers) {
+  for (const char* on : {"1", "true", "YES", "On"}) {
+    ::setenv("POLYCHIP_COMM_CHECKSUM", on, 1);
+    EXPECT_TRUE(CommConfig::from_environment().checksum) << on;
+  }
+  for (const char* off : {"0", "False", "no", "OFF"}) {
+    ::setenv("POLYCHIP_COMM_CHECKSUM", off, 1);
+    EXPECT_FALSE(CommConfig::from_environment().checksum) << off;
+  }
+  ::setenv("POLYCHIP_COMM_CHECKSUM", "ture", 1);
+  try {
+    CommConfig::from_environment();
+    ADD_FAILURE() << "a misspelt boolean was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("POLYCHIP_COMM_CHECKSUM='ture'"), std::string::npos)
+        << e.what();
+  }
+  ::unsetenv("POLYCHIP_COMM_CHECKSUM");
 }
 
 TEST(Bootstrap, UniqueIdRejectsGarbage) {
@@ -505,6 +527,29 @@ TEST(Communicator, StagedAllReduceStreamsCopiesThroughTheRing) {
     EXPECT_EQ(r.wrong, 0u);
     EXPECT_EQ(r.record.staged_input_pieces, 0u);
     EXPECT_EQ(r.record.early_output_bytes, 0u);
+  });
+}
+
+// Point-to-point on device memory goes through host staging like every
+// collective, and its record says so.
+TEST(Communicator, SendRecvOnDeviceMemoryIsStagedAndExact) {
+  const Device sim = Runtime::global().device("sim.faithful");
+  with_threads(2, [&](Communicator& comm) {
+    CaseRunner runner(comm, &sim);
+    for (uint64_t bytes : {24ull, 3000000ull}) {
+      for (bool in_place : {false, true}) {
+        CaseResult r =
+            runner.run({"send_recv", DType::kF32, ReduceOp::kSum, bytes, 0, in_place}, 0, 0);
+        EXPECT_EQ(r.wrong, 0u) << bytes << " in_place " << in_place;
+        EXPECT_EQ(r.record.path, DataPath::kHostStaging) << bytes << " in_place " << in_place;
+      }
+    }
+  });
+  with_threads(2, [&](Communicator& comm) {
+    CaseRunner runner(comm, nullptr);
+    CaseResult r = runner.run({"send_recv", DType::kF32, ReduceOp::kSum, 4096, 0, false}, 0, 0);
+    EXPECT_EQ(r.wrong, 0u);
+    EXPECT_EQ(r.record.path, DataPath::kHost);
   });
 }
 

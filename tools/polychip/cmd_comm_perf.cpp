@@ -1,6 +1,7 @@
 // `polychip comm-perf`: nccl-tests compatible collective benchmark with
 // exact result checks; runs under mpirun/srun/torchrun or spawns --np local
-// ranks itself. Logic in comm_interop (polychip_comm).
+// ranks itself. Logic in comm_interop (polychip_comm); exit codes in
+// docs/comm.md.
 #include <memory>
 #include <string>
 
@@ -32,8 +33,11 @@ const bool registered = polychip::cli::register_command(
                      "device per rank, comma separated (rank r: entry r % count), e.g. "
                      "cpu,sim.faithful,opencl; default host memory");
       sub.add_option("-J,--json", o->json_path, "write results as JSON (rank 0)");
-      sub.add_option("--np", o->np, "spawn this many local ranks (built-in launcher)");
-      return [o, min_bytes, max_bytes] {
+      auto np = std::make_shared<int>(0);
+      CLI::Option* np_option =
+          sub.add_option("--np", *np, "spawn this many local ranks (built-in launcher, >= 1)");
+      return [o, min_bytes, max_bytes, np, np_option] {
+        if (np_option->count() > 0) o->np = *np;
         o->min_bytes = polychip::comm::parse_size(*min_bytes, "--min-bytes");
         o->max_bytes = polychip::comm::parse_size(*max_bytes, "--max-bytes");
         return polychip::comm::run_comm_perf(*o);

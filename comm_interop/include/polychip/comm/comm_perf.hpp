@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,14 +25,19 @@ struct PerfOptions {
   // ("cpu", "sim.faithful", "opencl"); empty: host memory.
   std::string devices;
   std::string json_path;  // written by rank 0
-  int np = 0;             // > 0: spawn np local ranks (built-in launcher)
+  std::optional<int> np;  // given: spawn np local ranks (built-in launcher)
 };
 
 // "64M", "8K", "1G", "4096" -> bytes (binary units, as nccl-tests). Throws
 // INVALID_ARGUMENT naming `option` on a malformed size.
 uint64_t parse_size(const std::string& text, const char* option);
 
-// Exit code: 0 all correct, 1 some #wrong, 3 internal error.
+// Exit codes (docs/comm.md): 0 every result correct; 1 some #wrong; 2 bad
+// command line, message printed once, nothing ran; 3 a rank failed (its
+// error on stderr, prefixed "rank N:"). With --np, the local launcher's code:
+// the first failed rank's, or 128 + N when signal N ended it.
+inline constexpr int kPerfExitWrong = 1;
+inline constexpr int kPerfExitUsage = 2;
 int run_comm_perf(const PerfOptions& options);
 
 }  // namespace polychip::comm

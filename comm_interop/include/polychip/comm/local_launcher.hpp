@@ -1,8 +1,10 @@
 // The built-in local launcher: runs N processes on this machine with
 // torchrun-style variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and
-// a fresh POLYCHIP_COMM_SECRET, waits for all, and returns the worst exit
-// code. If one rank fails, the others get `grace_seconds` to fail on their
-// own (they should: every operation has a timeout) before being killed.
+// a fresh POLYCHIP_COMM_SECRET, and waits for all. As soon as one rank fails
+// (non-zero exit or a signal) the others get `grace_seconds` to end on their
+// own; those still running are then killed and one line on stderr names the
+// failed rank and how it ended. Returns 0 when every rank succeeded, else the
+// first failed rank's exit code (128 + N when signal N ended it).
 #pragma once
 
 #include <map>
@@ -18,7 +20,7 @@ struct LocalLaunch {
   std::map<std::string, std::string> extra_env;  // for every rank
   // Per-rank extra variables ("" values are skipped).
   std::vector<std::map<std::string, std::string>> rank_env;
-  double grace_seconds = 60;
+  double grace_seconds = 1;
 };
 
 int launch_local(const LocalLaunch& launch);

@@ -1,0 +1,106 @@
+// `polychip comm-perf` as a user runs it: bad command lines are refused once
+// with exit code 2 before any rank starts, a failing rank names itself, and
+// the columns say "none" / -1 / "n/a" where a value would be meaningless.
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string output;
+  double seconds = 0;
+};
+
+Outcome polychip(const std::string& arguments, const std::string& environment = "") {
+  Outcome o;
+  auto start = std::chrono::steady_clock::now();
+  std::string command =
+      environment + " timeout 120 " + POLYCHIP_EXECUTABLE + " comm-perf " + arguments + " 2>&1";
+  FILE* p = ::popen(command.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) o.output.append(buf, n);
+  int status = ::pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return o;
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+TEST(CommPerfCli, NpBelowOneIsAUsageError) {
+  for (const char* np : {"0", "-3"}) {
+    Outcome o = polychip(std::string("--np ") + np + " -b 8 -e 8");
+    EXPECT_EQ(o.code, 2) << o.output;
+    EXPECT_NE(o.output.find("--np must be >= 1, got " + std::string(np)), std::string::npos)
+        << o.output;
+    EXPECT_EQ(o.output.find("launcher environment"), std::string::npos) << o.output;
+  }
+}
+
+TEST(CommPerfCli, UnknownDeviceIsNamedOnceWithinSeconds) {
+  Outcome o = polychip("--np 2 --devices cpu,nosuch -b 8 -e 8");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_LT(o.seconds, 5) << o.output;
+  EXPECT_EQ(occurrences(o.output, "nosuch"), 1u) << o.output;
+}
+
+TEST(CommPerfCli, RootOutsideTheRanksIsReportedOnceWithoutATable) {
+  Outcome o = polychip("-c broadcast -r 5 --np 2 -b 8 -e 8");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_EQ(occurrences(o.output, "--root 5 is outside [0, 2)"), 1u) << o.output;
+  EXPECT_EQ(o.output.find("# polychip comm-perf"), std::string::npos) << o.output;
+}
+
+// Every rank fails the same way here; each line says which rank it is.
+TEST(CommPerfCli, AFailingRankNamesItselfAndExitsWithThree) {
+  Outcome o = polychip("--np 2 -b 8 -e 8", "POLYCHIP_COMM_TRANSPORT=bogus");
+  EXPECT_EQ(o.code, 3) << o.output;
+  EXPECT_NE(o.output.find("rank 0: POLYCHIP_COMM_TRANSPORT='bogus'"), std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("rank 1: POLYCHIP_COMM_TRANSPORT='bogus'"), std::string::npos)
+      << o.output;
+}
+
+// Rows: size count type redop root, then time algbw busbw #wrong twice.
+TEST(CommPerfCli, ColumnsWithoutMeaningSayNoneAndChecksOnlyRunsAreNotTimed) {
+  Outcome o = polychip("-c all -n 0 -w 0 -o max -r 1 -b 64 -e 64 --np 2");
+  ASSERT_EQ(o.code, 0) << o.output;
+  std::istringstream lines(o.output);
+  std::string line, collective;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    const std::string header = "# polychip comm-perf: ";
+    if (line.rfind(header, 0) == 0) {
+      collective = line.substr(header.size(), line.find(',') - header.size());
+      EXPECT_NE(line.find("nothing timed"), std::string::npos) << line;
+      continue;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string field; fields >> field;) f.push_back(field);
+    ASSERT_EQ(f.size(), 14u) << line;
+    const bool reduces =
+        collective == "all_reduce" || collective == "reduce_scatter" || collective == "reduce";
+    const bool rooted = collective == "broadcast" || collective == "reduce";
+    EXPECT_EQ(f[3], reduces ? "max" : "none") << collective << ": " << line;
+    EXPECT_EQ(f[4], rooted ? "1" : "-1") << collective << ": " << line;
+    for (int k : {5, 6, 7, 9, 10, 11}) EXPECT_EQ(f[k], "n/a") << collective << ": " << line;
+    EXPECT_EQ(f[8], "0") << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 7) << o.output;
+}
+
+}  // namespace

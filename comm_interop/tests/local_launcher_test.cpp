@@ -1,0 +1,63 @@
+// The built-in local launcher (`--np`) never waits on a dead rank: when one
+// rank fails or dies, the job ends within seconds with a line naming it,
+// while the survivors would otherwise wait out the 60 s setup timeout.
+#include <chrono>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "polychip/comm/local_launcher.hpp"
+
+using namespace polychip::comm;
+
+namespace {
+
+struct Ended {
+  int code;
+  double seconds;
+  std::string stderr_text;
+};
+
+Ended launch_worker(std::vector<std::string> arguments, int np) {
+  LocalLaunch launch;
+  launch.program = COMM_WORKER;
+  launch.argv = {COMM_WORKER};
+  launch.argv.insert(launch.argv.end(), arguments.begin(), arguments.end());
+  launch.np = np;
+  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", "60"}};
+  testing::internal::CaptureStderr();  // the ranks inherit it
+  auto start = std::chrono::steady_clock::now();
+  Ended e;
+  e.code = launch_local(launch);
+  e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  e.stderr_text = testing::internal::GetCapturedStderr();
+  return e;
+}
+
+// Rank 1 cannot open its device; ranks 0 and 2 wait for it in the rendezvous.
+TEST(LocalLauncher, ARankFailingBeforeTheCollectivesEndsTheJobAtOnce) {
+  Ended e = launch_worker({"sweep", "--quick", "--devices", "cpu,nosuch,cpu"}, 3);
+  EXPECT_EQ(e.code, 2) << e.stderr_text;  // the failed rank's own exit code
+  EXPECT_LT(e.seconds, 5) << e.stderr_text;
+  EXPECT_NE(e.stderr_text.find("polychip launcher: rank 1 exited with code 2; ending the job"),
+            std::string::npos)
+      << e.stderr_text;
+}
+
+// Rank 1 SIGKILLs itself mid all-reduce: the job's code says so.
+TEST(LocalLauncher, ARankKilledBySignalIsNamedWithTheSignal) {
+  Ended e = launch_worker({"kill"}, 2);
+  EXPECT_EQ(e.code, 128 + 9) << e.stderr_text;
+  EXPECT_LT(e.seconds, 5) << e.stderr_text;
+  EXPECT_NE(e.stderr_text.find("polychip launcher: rank 1 was killed by signal 9"),
+            std::string::npos)
+      << e.stderr_text;
+}
+
+TEST(LocalLauncher, EveryRankSucceedingIsZeroAndSilent) {
+  Ended e = launch_worker({"sweep", "--quick"}, 2);
+  EXPECT_EQ(e.code, 0) << e.stderr_text;
+  EXPECT_EQ(e.stderr_text.find("polychip launcher"), std::string::npos) << e.stderr_text;
+}
+
+}  // namespace
