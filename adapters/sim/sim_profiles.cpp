@@ -24,6 +24,10 @@ const SimProfile kProfiles[] = {
      with(&cpu::Numerics::softmax_without_max)},
     {"sim.poor_variance", "layernorm variance as E[x^2] - E[x]^2 in one f32 pass",
      with(&cpu::Numerics::one_pass_f32_variance)},
+    {"sim.write_past_end", "silu_backward writes one element of zeros past its output",
+     cpu::Numerics{}, KernelDefect::kWritePastEnd, "silu_backward"},
+    {"sim.nondeterministic", "reduce_sum is one ulp off at element 0 on every other call",
+     cpu::Numerics{}, KernelDefect::kNondeterministic, "reduce_sum"},
 };
 
 }  // namespace
