@@ -63,7 +63,8 @@ polychip_status run_reading_as_contiguous(const cpu::KernelCall& call,
   return cpu::run_kernel({call.op, views, call.attrs, call.numerics});
 }
 
-// softmax rows longer than 4096 normalized by a row sum rounded to bf16.
+// softmax rows longer than 4096 normalized by a row sum accumulated in f16
+// (the running sum stalls once its spacing exceeds the terms).
 void round_long_row_sums(const cpu::KernelCall& call) {
   const cpu::TensorView &x = call[0], &y = call[1];
   const int64_t axis = call.i(attr::kAxis);
@@ -82,13 +83,16 @@ void round_long_row_sums(const cpu::KernelCall& call) {
       rest /= x.shape[d];
     }
     auto xv = [&](int64_t j) { return load_as_f64(x.data + (xo + j * xs) * xe, x.dtype); };
-    double max = -INFINITY, sum = 0;
+    double max = -INFINITY, sum = 0, low = 0;
     for (int64_t j = 0; j < len; ++j) max = std::max(max, xv(j));
-    for (int64_t j = 0; j < len; ++j) sum += std::exp(xv(j) - max);
-    uint16_t bf16;
-    store_from_f64(sum, &bf16, DType::kBF16);
-    const double factor = sum / load_as_f64(&bf16, DType::kBF16);
-    if (!std::isfinite(factor)) continue;
+    for (int64_t j = 0; j < len; ++j) {
+      const double e = std::exp(xv(j) - max);
+      sum += e;
+      uint16_t f16;  // the running sum rounded to f16 after every addition
+      store_from_f64(low + e, &f16, DType::kF16);
+      low = load_as_f64(&f16, DType::kF16);
+    }
+    const double factor = sum / low;  // y was normalized by sum, now by low
     for (int64_t j = 0; j < len; ++j) {
       char* p = y.data + (yo + j * ys) * ye;
       store_from_f64(load_as_f64(p, y.dtype) * factor, p, y.dtype);

@@ -17,7 +17,7 @@ enum class KernelDefect {
   kWritePastEnd,           // one element of zeros written past the output
   kNondeterministic,       // every other call: output element 0 one ulp off
   kVectorTailDropped,      // 64-wide loop: a tail of 63 elements drops its last
-  kLongRowLowPrecision,    // rows longer than 4096: row sum rounded to bf16
+  kLongRowLowPrecision,    // rows longer than 4096: row sum accumulated in f16
   kIgnoredEps,             // the eps attribute is ignored (1e-5 used)
   kLostUpdates,            // repeated ids: the last row wins instead of the sum
   kBroadcastAsContiguous,  // a stride-0 input is read as if contiguous

@@ -12,6 +12,14 @@ namespace {
 
 constexpr DType kHalfAndSingle[] = {DType::kF32, DType::kF16, DType::kBF16};
 
+// Lengths where vendors' loops break: 2^k - 1, 2^k, 2^k + 1 around vector
+// widths (16 to 64 elements), block sizes (256) and the 16-bit boundary.
+constexpr int64_t kCriticalLengths[] = {15, 16,  17,  31,  32,    33,    63,   64,
+                                        65, 255, 256, 257, 65535, 65536, 65537};
+// Row lengths of real models: GPT-2's vocabulary, hidden sizes 4,096 and
+// 8,192, and one past a 4,096 block.
+constexpr int64_t kLongRows[] = {4096, 4097, 8192, 50257};
+
 class Builder {
  public:
   explicit Builder(Level level) : level_(level) {}
@@ -44,6 +52,7 @@ void elementwise(Builder& b) {
   const char* unary[] = {"neg",  "exp",     "log",  "sqrt", "rsqrt",
                          "tanh", "sigmoid", "relu", "gelu", "silu"};
   for (const char* op : unary) {
+    for (int64_t n : kCriticalLengths) b.add(op, DType::kF32, {n});
     b.add_floats(op, {1000});
     b.add(op, DType::kF32, {999}, {"special"});
     b.add(op, DType::kF32, {17, 31}, {"strided"});
@@ -64,6 +73,8 @@ void elementwise(Builder& b) {
   b.add("exp", DType::kF64, {1000});
   b.add("log", DType::kF64, {1000});
   for (const char* op : {"add", "sub", "mul", "div"}) {
+    for (int64_t n : kCriticalLengths) b.add(op, DType::kF32, {n});
+    b.add(op, DType::kF32, {17, 33}, {"broadcast"});
     b.add_floats(op, {1000});
     b.add(op, DType::kF32, {999}, {"special"});
     b.add(op, DType::kF32, {17, 31}, {"strided"});
@@ -108,6 +119,7 @@ void reductions(Builder& b) {
   b.add("reduce_sum", DType::kF32, {1, 1});
   b.add("reduce_sum", DType::kF64, {16, 256});
   b.add("argmax", DType::kF32, {16, 256}, {"i32"});
+  for (int64_t len : kLongRows) b.add("reduce_sum", DType::kF32, {2, len});
 }
 
 void softmax_family(Builder& b) {
@@ -117,6 +129,13 @@ void softmax_family(Builder& b) {
     b.add(op, DType::kF32, {24, 5}, {"axis0"});
   }
   b.add("softmax", DType::kF64, {16, 256});
+  for (const char* op : {"softmax", "log_softmax"}) {
+    for (int64_t len : kLongRows) b.add(op, DType::kF32, {2, len});
+    b.add(op, DType::kF16, {2, 4097});
+    b.add(op, DType::kBF16, {2, 8192});
+  }
+  for (const char* op : {"softmax_backward", "log_softmax_backward"})
+    b.add(op, DType::kF32, {2, 50257});
   for (const char* op : {"softmax_backward", "log_softmax_backward"}) b.add_floats(op, {16, 256});
 }
 
@@ -128,7 +147,14 @@ void norms(Builder& b) {
   for (DType dt : kHalfAndSingle) b.add("layernorm", dt, {16, 256}, {"offset"});
   b.add("layernorm", DType::kF64, {16, 256}, {"offset"});
   b.add("rmsnorm", DType::kF32, {16, 256}, {"offset"});
-  for (const char* op : {"layernorm_backward", "rmsnorm_backward"}) b.add_floats(op, {16, 256});
+  for (const char* op : {"layernorm", "rmsnorm"}) {
+    for (DType dt : kHalfAndSingle) b.add(op, dt, {16, 256}, {"eps"});
+    for (int64_t len : kLongRows) b.add(op, DType::kF32, {2, len});
+  }
+  for (const char* op : {"layernorm_backward", "rmsnorm_backward"}) {
+    b.add_floats(op, {16, 256});
+    b.add(op, DType::kF32, {2, 8192});
+  }
 }
 
 void training_ops(Builder& b) {
@@ -153,7 +179,12 @@ void training_ops(Builder& b) {
   for (const char* op : {"cross_entropy", "cross_entropy_backward"}) b.add_floats(op, {16, 512});
   b.add("cross_entropy", DType::kF32, {16, 512}, {"large"});
   b.add("cross_entropy", DType::kF32, {16, 512}, {"i32"});
+  for (const char* op : {"cross_entropy", "cross_entropy_backward"})
+    b.add(op, DType::kF32, {2, 50257});
   for (const char* op : {"embedding", "embedding_backward"}) b.add_floats(op, {64, 100, 32});
+  // Repeated and edge ids (0, V-1) in a small and in GPT-2's vocabulary.
+  b.add("embedding_backward", DType::kF32, {64, 8, 16}, {"repeated"});
+  b.add("embedding_backward", DType::kBF16, {32, 50257, 4}, {"repeated"});
   b.add("embedding", DType::kF32, {64, 100, 32}, {"i32"});
   b.add_floats("rotary_embedding", {16, 4, 64});
   for (const char* op : {"attention", "attention_backward"}) b.add_floats(op, {1, 2, 64, 32});

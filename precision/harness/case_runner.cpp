@@ -67,8 +67,9 @@ DeviceRun run_on_device(const Problem& p, const CaseContext& ctx) {
   DeviceRun run;
   std::vector<std::unique_ptr<DeviceTensor>> tensors;
   std::vector<TensorView> views;
-  for (const auto& t : p.inputs)
-    tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, t, p.strided, true));
+  for (size_t k = 0; k < p.inputs.size(); ++k)
+    tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, p.inputs[k], p.strided, true,
+                                                     p.broadcast && k == 1));
   for (const auto& t : p.outputs)
     tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, t, p.strided, false));
   for (const auto& t : tensors) views.push_back(t->view());
@@ -168,6 +169,21 @@ void add_related_inputs(const Problem& p, const HostTensor& out, int64_t flat,
     ins[fmt::format("a row {}", i)] = hex_list(row);
     ins[fmt::format("b column {}", j)] = hex_list(col);
     ins["c"] = hex_float(p.inputs[2].values[static_cast<size_t>(flat)]);
+    return;
+  }
+  if (name == "embedding_backward") {
+    // dweight[id, j] sums dy[r, j] over the rows r whose id is `id`.
+    const int64_t d = out.shape[1], id = flat / d, j = flat % d;
+    std::vector<double> rows, terms;
+    for (size_t r = 0; r < p.inputs[0].values.size(); ++r)
+      if (p.inputs[0].values[r] == static_cast<double>(id)) {
+        rows.push_back(static_cast<double>(r));
+        terms.push_back(p.inputs[1].values[r * static_cast<size_t>(d) + static_cast<size_t>(j)]);
+      }
+    nlohmann::json positions = nlohmann::json::array();
+    for (double r : rows) positions.push_back(static_cast<int64_t>(r));
+    ins[fmt::format("rows with id {}", id)] = positions;
+    ins[fmt::format("dy column {} of those rows", j)] = hex_list(terms);
     return;
   }
   const bool by_axis = fam == "softmax" || fam == "reduction";

@@ -9,7 +9,8 @@ namespace {
 constexpr uint8_t kCanary = 0xFF;
 }  // namespace
 
-DeviceTensor::DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload)
+DeviceTensor::DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload,
+                           bool broadcast)
     : device_(device), dtype_(host.dtype), shape_(host.shape) {
   const uint64_t es = dtype_size(dtype_);
   if (!strided || shape_.empty()) {
@@ -24,6 +25,7 @@ DeviceTensor::DeviceTensor(const Device& device, const HostTensor& host, bool st
       step *= shape_[d];
     }
   }
+  if (broadcast && !shape_.empty()) strides_[0] = 0;
   byte_offset_ = kGuardBytes + (strided ? es : 0);
   const int64_t n = element_count(shape_);
   end_offset_ = byte_offset_;

@@ -26,7 +26,10 @@ class DeviceTensor {
   // otherwise leaves every byte set to the canary. Strided: the last
   // dimension's stride is 2, rows keep the gap, and element [0,..,0] sits
   // one element after the guard band.
-  DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload);
+  // Broadcast: dimension 0 has stride 0 (every row is the same memory; the
+  // host values' rows must be equal); only one row is allocated.
+  DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload,
+               bool broadcast = false);
 
   TensorView view() const;
   // Reads the elements back as doubles.

@@ -138,6 +138,8 @@ void set_attrs(Problem& p) {
         1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, s.dims[3])));
     p.attrs.ints[attr::kCausal] = s.has("noncausal") ? 0 : 1;
   }
+  // A non-default eps: a kernel that ignores the attribute cannot pass.
+  if ((name == "layernorm" || name == "rmsnorm") && s.has("eps")) p.attrs.floats[attr::kEps] = 0.5;
   if (name == "adamw") p.attrs.ints[attr::kStep] = 1 + static_cast<int64_t>(s.seed % 50);
   if (name == "fill") {
     std::mt19937_64 rng(s.seed ^ 0xF111ull);
@@ -199,6 +201,10 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
   p.strided = spec.has("strided");
   if (p.strided && !accepts_strides(op))
     bad_spec(spec, fmt::format("{} ({}) takes only contiguous tensors", op.name, op.family));
+  p.broadcast = spec.has("broadcast");
+  if (p.broadcast && (op.tensors.size() != 3 || op.tensors[1].name != std::string_view("b") ||
+                      spec.dims.size() < 2 || p.strided))
+    bad_spec(spec, "broadcast needs a binary elementwise op (a, b) of rank >= 2, not strided");
 
   Distribution dist = Distribution::kNormal;
   std::string_view name = op.name;
@@ -286,6 +292,9 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
     fill(in[1], dist);
   } else if (name == "embedding_backward") {
     in[0].values = generate_indices(d[0], d[1], rng);
+    if (spec.has("repeated"))  // the edge ids 0 and V-1, each many times
+      for (size_t i = 0; i < in[0].values.size(); i += 2)
+        in[0].values[i] = static_cast<double>(i % 4 ? d[1] - 1 : 0);
     fill(in[1], dist);
   } else if (name == "rotary_embedding") {
     fill(in[0], dist);
@@ -326,6 +335,11 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
                   (op.tensors[0].name == std::string_view("dy") && k == 1);
       bool dy_first = op.tensors[0].name == std::string_view("dy");
       fill(in[k], main && !(dy_first && k == 0) ? dist : Distribution::kNormal);
+    }
+    if (p.broadcast) {  // every row of b is its row 0
+      auto& b = in[1].values;
+      const size_t row = static_cast<size_t>(element_count(in[1].shape) / in[1].shape[0]);
+      for (size_t i = row; i < b.size(); ++i) b[i] = b[i % row];
     }
     if ((name == "log" || name == "sqrt" || name == "rsqrt") && dist == Distribution::kWide)
       for (auto& v : in[0].values) v = std::fabs(v);  // their domain; special keeps negatives

@@ -2,6 +2,7 @@
 // with inputs valid for the op.
 #include "problem.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -104,6 +105,24 @@ TEST(Problem, InputsRespectTheOpsDomains) {
   EXPECT_EQ(p.attrs.floats[attr::kBeta], 0.75);
 }
 
+TEST(Problem, LayoutAttributeAndIdVariantsShapeTheInputs) {
+  // broadcast: every row of b is its first row (it is laid out with stride 0).
+  auto p = build_problem(parse_case_id("mul/f32/5x7/broadcast/seed=3"), kOracle);
+  EXPECT_TRUE(p.broadcast);
+  for (size_t i = 7; i < 35; ++i) EXPECT_EQ(p.inputs[1].values[i], p.inputs[1].values[i % 7]);
+  EXPECT_NE(p.inputs[0].values[0], p.inputs[0].values[7]);
+  // eps: a non-default eps reaches the attributes.
+  p = build_problem(parse_case_id("rmsnorm/f32/4x8/eps/seed=3"), kOracle);
+  EXPECT_EQ(p.attrs.floats[attr::kEps], 0.5);
+  EXPECT_NE(
+      build_problem(parse_case_id("rmsnorm/f32/4x8/seed=3"), kOracle).attrs.floats[attr::kEps],
+      0.5);
+  // repeated: the edge ids 0 and V-1, each several times.
+  p = build_problem(parse_case_id("embedding_backward/f32/16x9x4/repeated/seed=3"), kOracle);
+  EXPECT_EQ(std::count(p.inputs[0].values.begin(), p.inputs[0].values.end(), 0.0) >= 4, true);
+  EXPECT_EQ(std::count(p.inputs[0].values.begin(), p.inputs[0].values.end(), 8.0) >= 4, true);
+}
+
 TEST(Problem, InvalidSpecsAreRefusedNamingTheProblem) {
   auto message = [](const char* id) {
     try {
@@ -117,6 +136,8 @@ TEST(Problem, InvalidSpecsAreRefusedNamingTheProblem) {
   EXPECT_NE(message("layernorm/f32/4x4/strided/seed=1").find("contiguous"), std::string::npos);
   EXPECT_NE(message("rotary_embedding/f32/4x2x5/seed=1").find("even"), std::string::npos);
   EXPECT_NE(message("cast/f32/4/to=f99/seed=1").find("f99"), std::string::npos);
+  EXPECT_NE(message("exp/f32/4x4/broadcast/seed=1").find("binary"), std::string::npos);
+  EXPECT_NE(message("add/f32/16/broadcast/seed=1").find("rank >= 2"), std::string::npos);
 }
 
 }  // namespace
