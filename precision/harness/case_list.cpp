@@ -120,6 +120,10 @@ void reductions(Builder& b) {
   b.add("reduce_sum", DType::kF64, {16, 256});
   b.add("argmax", DType::kF32, {16, 256}, {"i32"});
   for (int64_t len : kLongRows) b.add("reduce_sum", DType::kF32, {2, len});
+  b.add("reduce_sum", DType::kF32, {4, 50257}, {"exact"});
+  b.add("reduce_sum", DType::kF32, {33, 65}, {"exact", "axis0"});
+  b.add("reduce_sum", DType::kF16, {16, 256}, {"exact"});
+  b.add("reduce_sum", DType::kBF16, {16, 64}, {"exact"});
 }
 
 void softmax_family(Builder& b) {
@@ -168,6 +172,12 @@ void training_ops(Builder& b) {
   b.add("gemm", DType::kF32, {1, 1, 1});
   b.add("gemm", DType::kF32, {4, 5, 0}, {"beta"});
   b.add("gemm", DType::kF32, {0, 5, 3});
+  // Exact integers (tolerance 0): sums stay below 2^24 (f32), 2^11 (f16), 2^8 (bf16).
+  b.add("gemm", DType::kF32, {64, 64, 1024}, {"exact"});
+  b.add("gemm", DType::kF32, {33, 17, 129}, {"exact", "ta", "tb", "alpha", "beta"});
+  b.add("gemm", DType::kF32, {3, 16, 24, 40}, {"exact", "ta"});
+  b.add("gemm", DType::kF16, {16, 16, 64}, {"exact"});
+  b.add("gemm", DType::kBF16, {8, 8, 16}, {"exact", "tb"});
   if (b.at_least(Level::kStandard)) {
     b.add("gemm", DType::kF32, {64, 64, 64}, {"tf32"});
     b.add("gemm", DType::kBF16, {64, 64, 256}, {"rpr"});
@@ -184,7 +194,10 @@ void training_ops(Builder& b) {
   for (const char* op : {"embedding", "embedding_backward"}) b.add_floats(op, {64, 100, 32});
   // Repeated and edge ids (0, V-1) in a small and in GPT-2's vocabulary.
   b.add("embedding_backward", DType::kF32, {64, 8, 16}, {"repeated"});
-  b.add("embedding_backward", DType::kBF16, {32, 50257, 4}, {"repeated"});
+  // (16,384 ids keep more than 10% of the 50,257 rows non-zero: trusted.)
+  b.add("embedding_backward", DType::kBF16, {16384, 50257, 4}, {"repeated"});
+  for (DType dt : {DType::kF32, DType::kBF16})
+    b.add("embedding_backward", dt, {64, 8, 16}, {"exact", "repeated"});
   b.add("embedding", DType::kF32, {64, 100, 32}, {"i32"});
   b.add_floats("rotary_embedding", {16, 4, 64});
   for (const char* op : {"attention", "attention_backward"}) b.add_floats(op, {1, 2, 64, 32});

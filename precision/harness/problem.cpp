@@ -244,13 +244,14 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
 
   if (name == "gemm") {
     Distribution ab = dist == Distribution::kNormal || dist == Distribution::kUniform ||
-                              dist == Distribution::kSpecial || dist == Distribution::kWide
+                              dist == Distribution::kExact || dist == Distribution::kSpecial ||
+                              dist == Distribution::kWide
                           ? dist
                           : Distribution::kNormal;
     fill(in[0], ab);
     fill(in[1], ab);
     if (p.attrs.floats[attr::kBeta] != 0) {
-      fill(in[2], Distribution::kNormal);
+      fill(in[2], dist == Distribution::kExact ? dist : Distribution::kNormal);
     } else {
       // beta == 0: c must not be read, so NaN in c must not reach y.
       in[2].values.assign(static_cast<size_t>(element_count(in[2].shape)),

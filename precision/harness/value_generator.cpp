@@ -18,7 +18,7 @@ constexpr Named kNames[] = {
     {Distribution::kNormal, "normal"},     {Distribution::kUniform, "uniform"},
     {Distribution::kPositive, "positive"}, {Distribution::kWide, "wide"},
     {Distribution::kSpecial, "special"},   {Distribution::kOffset, "offset"},
-    {Distribution::kLarge, "large"}};
+    {Distribution::kLarge, "large"},       {Distribution::kExact, "exact"}};
 
 // Offsets chosen so E[x^2] - E[x]^2 loses every significant bit of the
 // variance in the dtype's accumulation precision, while a two-pass mean and
@@ -120,6 +120,11 @@ std::vector<double> generate_values(Distribution d, DType dtype, int64_t n, std:
       case Distribution::kLarge:
         x = large_scale_for(dtype) * normal(rng);
         break;
+      case Distribution::kExact: {
+        const int v = static_cast<int>(unit(rng) * 9) - 4;  // -4..4 (4 only if unit is 1)
+        x = std::abs(v) >= 4 ? 0 : v;                       // zeros a third of the time
+        break;
+      }
     }
     out[static_cast<size_t>(k)] = round_to_dtype(x, dtype);
   }

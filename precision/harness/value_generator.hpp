@@ -20,6 +20,8 @@ enum class Distribution {
   kSpecial,   // every third value from ±0, subnormals, min/max normal, ±Inf, NaN, ±1
   kOffset,    // a large offset plus N(0, 1): stresses variance computations
   kLarge,     // N(0, 1) * a scale that overflows exp() of the dtype
+  kExact,     // integers in [-3, 3], a third of them 0 (benchdnn): sums of products
+              // of a few thousand are exact in any order, so tolerance is 0
 };
 
 // The distribution named by a variant token, or false when the token is

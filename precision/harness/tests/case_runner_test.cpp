@@ -91,6 +91,20 @@ polychip_status leaky_relu(const polychip_kernel_args* a) {
   return POLYCHIP_OK;
 }
 
+// Row sums of a [rows, len] f32 tensor, in double, with row 0 one ulp high:
+// well inside a rounding tolerance, wrong against an exact-integer result.
+polychip_status reduce_sum_one_ulp_high(const polychip_kernel_args* a) {
+  float *x = host_f32(a, 0), *y = host_f32(a, 1);
+  const int64_t rows = numel(a->tensors[1]), len = numel(a->tensors[0]) / rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t j = 0; j < len; ++j) sum += x[r * len + j];
+    y[r] = static_cast<float>(sum);
+  }
+  y[0] = std::nextafter(y[0], INFINITY);
+  return POLYCHIP_OK;
+}
+
 // A perfect "NVIDIA": the exact result rounded once to each output dtype.
 void rounded_oracle(const OpSpec& op, std::span<const HostTensor> in, std::span<HostTensor> out,
                     const polychip_op_attrs& attrs) {
@@ -208,6 +222,25 @@ TEST_F(CaseRunnerTest, FailureAgainstAnExactZeroIsInAbsoluteTermsWithDecimalValu
   patch_exp(&identity_exp);
   const std::string e = message_of("exp/f32/100/seed=1");
   EXPECT_NE(e.find("ulp off, 3 ulp allowed"), std::string::npos) << e;
+}
+
+TEST_F(CaseRunnerTest, ExactIntegerCasesHaveZeroTolerance) {
+  patch("reduce_sum", &reduce_sum_one_ulp_high);
+  EXPECT_EQ(run("reduce_sum/f32/16x256/seed=1").verdict, Verdict::kPass);
+  auto out = run("reduce_sum/f32/16x256/exact/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kFail) << out.record.dump(1);
+  EXPECT_EQ(out.record["tolerance"]["mode"], "exact");
+}
+
+TEST_F(CaseRunnerTest, CaseWhoseExactOutputIsMostlyOneValueIsMistrustedNotPass) {
+  // 4 ids into 1,000 rows: 99.6% of dweight is 0.
+  auto out = run("embedding_backward/f32/4x1000x4/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kMistrusted) << out.record.dump(1);
+  EXPECT_FALSE(is_failure(out.verdict));
+  EXPECT_NE(out.record["message"].get<std::string>().find("mistrusted: 3984 of 4000"),
+            std::string::npos)
+      << out.record["message"];
+  EXPECT_EQ(run("embedding_backward/f32/64x8x16/exact+repeated/seed=1").verdict, Verdict::kPass);
 }
 
 TEST_F(CaseRunnerTest, WithinToleranceButWorseThanNvidiaIsQualityWarning) {
