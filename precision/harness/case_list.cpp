@@ -53,6 +53,8 @@ void elementwise(Builder& b) {
                          "tanh", "sigmoid", "relu", "gelu", "silu"};
   for (const char* op : unary) {
     for (int64_t n : kCriticalLengths) b.add(op, DType::kF32, {n});
+    // Every f16 and bf16 input, as the OpenCL CTS checks every input.
+    for (DType dt : {DType::kF16, DType::kBF16}) b.add(op, dt, {65536}, {"exhaustive"});
     b.add_floats(op, {1000});
     b.add(op, DType::kF32, {999}, {"special"});
     b.add(op, DType::kF32, {17, 31}, {"strided"});

@@ -3,6 +3,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <unordered_map>
 
@@ -138,8 +139,12 @@ std::string mistrust(const Problem& p, const std::vector<HostTensor>& exact) {
   for (size_t k = 0; k < exact.size(); ++k) {
     const auto& v = exact[k].values;
     if (v.size() < 16) continue;
+    // (NaNs are counted apart: as map keys each would be distinct, all in
+    // one hash bucket.)
     std::unordered_map<double, size_t> counts;
-    for (double x : v) ++counts[x];
+    size_t nans = 0;
+    for (double x : v) std::isnan(x) ? ++nans : ++counts[x];
+    if (nans * 10 > v.size() * 9) counts[std::numeric_limits<double>::quiet_NaN()] = nans;
     for (const auto& [value, n] : counts)
       if (n * 10 > v.size() * 9)
         return fmt::format(

@@ -3,6 +3,7 @@
 #include "problem.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "case_list.hpp"
 #include "polychip/error.hpp"
 #include "precision/oracle/oracle.hpp"
+#include "value_generator.hpp"
 
 namespace polychip::precision {
 namespace {
@@ -103,6 +105,27 @@ TEST(Problem, InputsRespectTheOpsDomains) {
   p = build_problem(parse_case_id("gemm/f32/2x4x5x6/ta+beta/seed=3"), kOracle);
   EXPECT_EQ(p.inputs[0].shape, (Shape{2, 6, 4}));
   EXPECT_EQ(p.attrs.floats[attr::kBeta], 0.75);
+}
+
+TEST(Problem, ExhaustiveAndExactIntegerInputs) {
+  // exhaustive: every finite f16 / bf16 value once (non-finite patterns -> 0).
+  for (DType dt : {DType::kF16, DType::kBF16}) {
+    auto p = build_problem(CaseSpec{"tanh", dt, {65536}, {"exhaustive"}, 1}, kOracle);
+    std::set<double> distinct(p.inputs[0].values.begin(), p.inputs[0].values.end());
+    const size_t non_finite = dt == DType::kF16 ? 2048 : 256;  // exponent all ones
+    // +0 and -0 compare equal; the non-finite patterns all became 0.
+    EXPECT_EQ(distinct.size(), 65536 - non_finite - 1) << dtype_name(dt);
+    EXPECT_EQ(p.inputs[0].values[1], float_format(dt).min_subnormal());
+  }
+  EXPECT_THROW(build_problem(parse_case_id("tanh/f32/16/exhaustive/seed=1"), kOracle), Error);
+  // exact: small integers with zeros.
+  auto p = build_problem(parse_case_id("gemm/f32/8x8x64/exact/seed=2"), kOracle);
+  size_t zeros = 0;
+  for (double v : p.inputs[0].values) {
+    EXPECT_TRUE(v == std::trunc(v) && std::fabs(v) <= 3) << v;
+    zeros += v == 0;
+  }
+  EXPECT_GT(zeros, p.inputs[0].values.size() / 5);
 }
 
 TEST(Problem, LayoutAttributeAndIdVariantsShapeTheInputs) {
