@@ -248,8 +248,21 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
                               dist == Distribution::kWide
                           ? dist
                           : Distribution::kNormal;
-    fill(in[0], ab);
-    fill(in[1], ab);
+    fill(in[0], ab == Distribution::kSpecial ? Distribution::kNormal : ab);
+    fill(in[1], ab == Distribution::kSpecial ? Distribution::kNormal : ab);
+    if (ab == Distribution::kSpecial) {
+      // Special values in row 0 of op(a) and column 0 of op(b) only: in
+      // every row they would make every output NaN (a case that proves
+      // nothing, Mistrusted).
+      const int64_t m = d[d.size() - 3], n = d[d.size() - 2], k = d.back();
+      const bool ta = p.attrs.ints[attr::kTransA] != 0, tb = p.attrs.ints[attr::kTransB] != 0;
+      const auto sa = generate_values(ab, spec.dtype, k, rng),
+                 sb = generate_values(ab, spec.dtype, k, rng);
+      for (int64_t q = 0; q < k; ++q) {
+        in[0].values[static_cast<size_t>(ta ? q * m : q)] = sa[static_cast<size_t>(q)];
+        in[1].values[static_cast<size_t>(tb ? q : q * n)] = sb[static_cast<size_t>(q)];
+      }
+    }
     if (p.attrs.floats[attr::kBeta] != 0) {
       fill(in[2], dist == Distribution::kExact ? dist : Distribution::kNormal);
     } else {

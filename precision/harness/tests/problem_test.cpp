@@ -128,6 +128,17 @@ TEST(Problem, ExhaustiveAndExactIntegerInputs) {
   EXPECT_GT(zeros, p.inputs[0].values.size() / 5);
 }
 
+TEST(Problem, GemmSpecialValuesStayInRowAndColumnZero) {
+  // K = 64 holds every special value (NaN, Inf included) in row 0 of a and
+  // column 0 of b: exactly row 0 and column 0 of the result are not finite.
+  auto p = build_problem(parse_case_id("gemm/f32/8x6x64/special/seed=1"), kOracle);
+  std::vector<HostTensor> out = p.outputs;
+  kOracle(*p.op, p.inputs, out, p.attrs);
+  for (size_t i = 0; i < 8; ++i)
+    for (size_t j = 0; j < 6; ++j)
+      EXPECT_EQ(std::isfinite(out[0].values[i * 6 + j]), i > 0 && j > 0) << i << ", " << j;
+}
+
 TEST(Problem, LayoutAttributeAndIdVariantsShapeTheInputs) {
   // broadcast: every row of b is its first row (it is laid out with stride 0).
   auto p = build_problem(parse_case_id("mul/f32/5x7/broadcast/seed=3"), kOracle);
