@@ -122,6 +122,8 @@ void reductions(Builder& b) {
   b.add("reduce_sum", DType::kF64, {16, 256});
   b.add("argmax", DType::kF32, {16, 256}, {"i32"});
   for (int64_t len : kLongRows) b.add("reduce_sum", DType::kF32, {2, len});
+  for (const char* op : {"reduce_mean", "reduce_max", "argmax", "l2_norm"})
+    b.add(op, DType::kF32, {2, 50257});
   b.add("reduce_sum", DType::kF32, {4, 50257}, {"exact"});
   b.add("reduce_sum", DType::kF32, {33, 65}, {"exact", "axis0"});
   b.add("reduce_sum", DType::kF16, {16, 256}, {"exact"});
@@ -140,8 +142,10 @@ void softmax_family(Builder& b) {
     b.add(op, DType::kF16, {2, 4097});
     b.add(op, DType::kBF16, {2, 8192});
   }
-  for (const char* op : {"softmax_backward", "log_softmax_backward"})
+  for (const char* op : {"softmax_backward", "log_softmax_backward"}) {
     b.add(op, DType::kF32, {2, 50257});
+    b.add(op, DType::kF32, {24, 5}, {"axis0"});
+  }
   for (const char* op : {"softmax_backward", "log_softmax_backward"}) b.add_floats(op, {16, 256});
 }
 
@@ -180,9 +184,9 @@ void training_ops(Builder& b) {
   b.add("gemm", DType::kF32, {3, 16, 24, 40}, {"exact", "ta"});
   b.add("gemm", DType::kF16, {16, 16, 64}, {"exact"});
   b.add("gemm", DType::kBF16, {8, 8, 16}, {"exact", "tb"});
+  b.add("gemm", DType::kF32, {64, 64, 64}, {"tf32"});
+  b.add("gemm", DType::kBF16, {64, 64, 256}, {"rpr"});
   if (b.at_least(Level::kStandard)) {
-    b.add("gemm", DType::kF32, {64, 64, 64}, {"tf32"});
-    b.add("gemm", DType::kBF16, {64, 64, 256}, {"rpr"});
     b.add("gemm", DType::kF32, {8, 8, 8192});
     b.add("gemm", DType::kF32, {64, 64, 64}, {"special"});
   }
@@ -202,10 +206,13 @@ void training_ops(Builder& b) {
     b.add("embedding_backward", dt, {64, 8, 16}, {"exact", "repeated"});
   b.add("embedding", DType::kF32, {64, 100, 32}, {"i32"});
   b.add_floats("rotary_embedding", {16, 4, 64});
+  b.add("rotary_embedding", DType::kF32, {16, 4, 64}, {"inverse"});
   for (const char* op : {"attention", "attention_backward"}) b.add_floats(op, {1, 2, 64, 32});
-  b.add("attention", DType::kF32, {2, 2, 33, 16}, {"noncausal"});
+  for (const char* op : {"attention", "attention_backward"})
+    b.add(op, DType::kF32, {2, 2, 33, 16}, {"noncausal"});
   b.add("attention", DType::kF64, {1, 2, 64, 32});
   b.add_floats("adamw", {1000});
+  b.add("adamw", DType::kF32, {1000}, {"attrs"});  // lr, betas, eps, weight decay, step 1000
   if (b.at_least(Level::kStandard)) {
     b.add_floats("attention", {2, 4, 128, 64});
     b.add_floats("layernorm", {64, 1024});

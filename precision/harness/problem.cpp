@@ -141,6 +141,15 @@ void set_attrs(Problem& p) {
   // A non-default eps: a kernel that ignores the attribute cannot pass.
   if ((name == "layernorm" || name == "rmsnorm") && s.has("eps")) p.attrs.floats[attr::kEps] = 0.5;
   if (name == "adamw") p.attrs.ints[attr::kStep] = 1 + static_cast<int64_t>(s.seed % 50);
+  if (name == "adamw" && s.has("attrs")) {  // every hyperparameter off its default
+    p.attrs.floats[attr::kLr] = 0.01;
+    p.attrs.floats[attr::kBeta1] = 0.8;
+    p.attrs.floats[attr::kBeta2] = 0.99;
+    p.attrs.floats[attr::kAdamEps] = 1e-6;
+    p.attrs.floats[attr::kWeightDecay] = 0.1;
+    p.attrs.ints[attr::kStep] = 1000;
+  }
+  if (name == "rotary_embedding") p.attrs.ints[attr::kInverse] = s.has("inverse") ? 1 : 0;
   if (name == "fill") {
     std::mt19937_64 rng(s.seed ^ 0xF111ull);
     Distribution d = Distribution::kNormal;
