@@ -210,9 +210,9 @@ std::string junit_xml(const nlohmann::json& results) {
                             xml_escape(message), xml_escape(c.value("repro", "")));
       else if (verdict == "NotSupported" || verdict == "Waived")
         body += fmt::format("      <skipped message=\"{}: {}\"/>\n", verdict, xml_escape(message));
-      else if (verdict == "QualityWarning")
+      else if (verdict == "QualityWarning" || verdict == "Mistrusted")
         body +=
-            fmt::format("      <system-out>QualityWarning: {}</system-out>\n", xml_escape(message));
+            fmt::format("      <system-out>{}: {}</system-out>\n", verdict, xml_escape(message));
       body += "    </testcase>\n";
     }
     out += fmt::format(
@@ -228,8 +228,8 @@ std::string junit_xml(const nlohmann::json& results) {
 }
 
 std::string summary_table(const nlohmann::json& results) {
-  std::vector<std::string> columns = {"Pass", "QualityWarning", "NotSupported", "Waived",
-                                      "Fail", "Crash",          "Timeout"};
+  std::vector<std::string> columns = {"Pass",   "QualityWarning", "Mistrusted", "NotSupported",
+                                      "Waived", "Fail",           "Crash",      "Timeout"};
   size_t name_width = 7;
   for (const auto& a : results["adapters"])
     name_width = std::max(name_width, a.value("name", "").size());

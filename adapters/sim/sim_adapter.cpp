@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -338,6 +339,7 @@ polychip_status sim_kernel(const polychip_kernel_args* args) {
   try {
     std::shared_ptr<SimMemory> keep[POLYCHIP_MAX_OP_TENSORS];
     cpu::TensorView views[POLYCHIP_MAX_OP_TENSORS];
+    char* memory_end[POLYCHIP_MAX_OP_TENSORS] = {};
     MemoryAccess access;
     for (int32_t k = 0; k < args->num_tensors; ++k) {
       const polychip_tensor& t = args->tensors[k];
@@ -352,15 +354,18 @@ polychip_status sim_kernel(const polychip_kernel_args* args) {
       if (auto why = check_tensor_bounds(t, keep[k] ? keep[k]->size() : 0, k); !why.empty())
         return fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{}: {}", op, why));
       views[k] = cpu::make_view(t, keep[k] ? keep[k]->base() + t.byte_offset : nullptr);
+      if (keep[k]) memory_end[k] = keep[k]->base() + keep[k]->size();
     }
     stream->synchronize();  // kernels run in stream order
     for (int32_t k = 0; k < args->num_tensors; ++k) access.add(keep[k].get());
-    const cpu::KernelCall call{op,
-                               {views, static_cast<size_t>(args->num_tensors)},
-                               args->attrs,
-                               &sim_profiles()[args->device].numerics};
+    const SimProfile& profile = sim_profiles()[args->device];
+    const auto n = static_cast<size_t>(args->num_tensors);
+    const cpu::KernelCall call{op, {views, n}, args->attrs, &profile.numerics};
     const auto start = Clock::now();
-    const polychip_status st = cpu::run_kernel(call);
+    const polychip_status st =
+        std::string_view(op) == profile.defect_op
+            ? run_defective_kernel(call, profile.kernel_defect, {memory_end, n})
+            : cpu::run_kernel(call);
     const double speed = sim_config().devices[args->device].speed;
     if (speed < 1.0) std::this_thread::sleep_for((Clock::now() - start) * (1.0 / speed - 1.0));
     return st == POLYCHIP_OK ? st : fail(st, cpu::last_kernel_error());

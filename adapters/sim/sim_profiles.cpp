@@ -24,6 +24,22 @@ const SimProfile kProfiles[] = {
      with(&cpu::Numerics::softmax_without_max)},
     {"sim.poor_variance", "layernorm variance as E[x^2] - E[x]^2 in one f32 pass",
      with(&cpu::Numerics::one_pass_f32_variance)},
+    {"sim.write_past_end", "silu_backward writes one element of zeros past its output",
+     cpu::Numerics{}, KernelDefect::kWritePastEnd, "silu_backward"},
+    {"sim.nondeterministic", "reduce_sum is one ulp off at element 0 on every other call",
+     cpu::Numerics{}, KernelDefect::kNondeterministic, "reduce_sum"},
+    {"sim.vector_tail", "tanh drops the last element of a 63-element tail (64-wide loop)",
+     cpu::Numerics{}, KernelDefect::kVectorTailDropped, "tanh"},
+    {"sim.long_row", "softmax rows longer than 4,096 sum in f16", cpu::Numerics{},
+     KernelDefect::kLongRowLowPrecision, "softmax"},
+    {"sim.ignored_eps", "rmsnorm ignores its eps attribute (uses 1e-5)", cpu::Numerics{},
+     KernelDefect::kIgnoredEps, "rmsnorm"},
+    {"sim.lost_updates", "embedding_backward keeps the last row of repeated ids, not the sum",
+     cpu::Numerics{}, KernelDefect::kLostUpdates, "embedding_backward"},
+    {"sim.broadcast_as_contiguous", "mul reads a broadcast (stride 0) operand as contiguous",
+     cpu::Numerics{}, KernelDefect::kBroadcastAsContiguous, "mul"},
+    {"sim.strides_ignored", "gelu reads a non-contiguous input as contiguous", cpu::Numerics{},
+     KernelDefect::kStridesIgnored, "gelu"},
 };
 
 }  // namespace

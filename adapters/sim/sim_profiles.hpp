@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "numerics.hpp"
+#include "sim_defects.hpp"
 
 namespace polychip::sim {
 
@@ -16,6 +17,9 @@ struct SimProfile {
   const char* device_type;  // "sim.faithful", ...
   const char* defect;       // one line, "" for none
   cpu::Numerics numerics;
+  // A defect in how one op's kernel handles memory or arguments.
+  KernelDefect kernel_defect = KernelDefect::kNone;
+  const char* defect_op = "";  // the op it breaks
 };
 
 // In device-index order.

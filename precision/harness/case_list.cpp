@@ -12,6 +12,14 @@ namespace {
 
 constexpr DType kHalfAndSingle[] = {DType::kF32, DType::kF16, DType::kBF16};
 
+// Lengths where vendors' loops break: 2^k - 1, 2^k, 2^k + 1 around vector
+// widths (16 to 64 elements), block sizes (256) and the 16-bit boundary.
+constexpr int64_t kCriticalLengths[] = {15, 16,  17,  31,  32,    33,    63,   64,
+                                        65, 255, 256, 257, 65535, 65536, 65537};
+// Row lengths of real models: GPT-2's vocabulary, hidden sizes 4,096 and
+// 8,192, and one past a 4,096 block.
+constexpr int64_t kLongRows[] = {4096, 4097, 8192, 50257};
+
 class Builder {
  public:
   explicit Builder(Level level) : level_(level) {}
@@ -44,6 +52,9 @@ void elementwise(Builder& b) {
   const char* unary[] = {"neg",  "exp",     "log",  "sqrt", "rsqrt",
                          "tanh", "sigmoid", "relu", "gelu", "silu"};
   for (const char* op : unary) {
+    for (int64_t n : kCriticalLengths) b.add(op, DType::kF32, {n});
+    // Every f16 and bf16 input, as the OpenCL CTS checks every input.
+    for (DType dt : {DType::kF16, DType::kBF16}) b.add(op, dt, {65536}, {"exhaustive"});
     b.add_floats(op, {1000});
     b.add(op, DType::kF32, {999}, {"special"});
     b.add(op, DType::kF32, {17, 31}, {"strided"});
@@ -64,6 +75,8 @@ void elementwise(Builder& b) {
   b.add("exp", DType::kF64, {1000});
   b.add("log", DType::kF64, {1000});
   for (const char* op : {"add", "sub", "mul", "div"}) {
+    for (int64_t n : kCriticalLengths) b.add(op, DType::kF32, {n});
+    b.add(op, DType::kF32, {17, 33}, {"broadcast"});
     b.add_floats(op, {1000});
     b.add(op, DType::kF32, {999}, {"special"});
     b.add(op, DType::kF32, {17, 31}, {"strided"});
@@ -108,6 +121,13 @@ void reductions(Builder& b) {
   b.add("reduce_sum", DType::kF32, {1, 1});
   b.add("reduce_sum", DType::kF64, {16, 256});
   b.add("argmax", DType::kF32, {16, 256}, {"i32"});
+  for (int64_t len : kLongRows) b.add("reduce_sum", DType::kF32, {2, len});
+  for (const char* op : {"reduce_mean", "reduce_max", "argmax", "l2_norm"})
+    b.add(op, DType::kF32, {2, 50257});
+  b.add("reduce_sum", DType::kF32, {4, 50257}, {"exact"});
+  b.add("reduce_sum", DType::kF32, {33, 65}, {"exact", "axis0"});
+  b.add("reduce_sum", DType::kF16, {16, 256}, {"exact"});
+  b.add("reduce_sum", DType::kBF16, {16, 64}, {"exact"});
 }
 
 void softmax_family(Builder& b) {
@@ -117,6 +137,15 @@ void softmax_family(Builder& b) {
     b.add(op, DType::kF32, {24, 5}, {"axis0"});
   }
   b.add("softmax", DType::kF64, {16, 256});
+  for (const char* op : {"softmax", "log_softmax"}) {
+    for (int64_t len : kLongRows) b.add(op, DType::kF32, {2, len});
+    b.add(op, DType::kF16, {2, 4097});
+    b.add(op, DType::kBF16, {2, 8192});
+  }
+  for (const char* op : {"softmax_backward", "log_softmax_backward"}) {
+    b.add(op, DType::kF32, {2, 50257});
+    b.add(op, DType::kF32, {24, 5}, {"axis0"});
+  }
   for (const char* op : {"softmax_backward", "log_softmax_backward"}) b.add_floats(op, {16, 256});
 }
 
@@ -128,7 +157,14 @@ void norms(Builder& b) {
   for (DType dt : kHalfAndSingle) b.add("layernorm", dt, {16, 256}, {"offset"});
   b.add("layernorm", DType::kF64, {16, 256}, {"offset"});
   b.add("rmsnorm", DType::kF32, {16, 256}, {"offset"});
-  for (const char* op : {"layernorm_backward", "rmsnorm_backward"}) b.add_floats(op, {16, 256});
+  for (const char* op : {"layernorm", "rmsnorm"}) {
+    for (DType dt : kHalfAndSingle) b.add(op, dt, {16, 256}, {"eps"});
+    for (int64_t len : kLongRows) b.add(op, DType::kF32, {2, len});
+  }
+  for (const char* op : {"layernorm_backward", "rmsnorm_backward"}) {
+    b.add_floats(op, {16, 256});
+    b.add(op, DType::kF32, {2, 8192});
+  }
 }
 
 void training_ops(Builder& b) {
@@ -142,9 +178,15 @@ void training_ops(Builder& b) {
   b.add("gemm", DType::kF32, {1, 1, 1});
   b.add("gemm", DType::kF32, {4, 5, 0}, {"beta"});
   b.add("gemm", DType::kF32, {0, 5, 3});
+  // Exact integers (tolerance 0): sums stay below 2^24 (f32), 2^11 (f16), 2^8 (bf16).
+  b.add("gemm", DType::kF32, {64, 64, 1024}, {"exact"});
+  b.add("gemm", DType::kF32, {33, 17, 129}, {"exact", "ta", "tb", "alpha", "beta"});
+  b.add("gemm", DType::kF32, {3, 16, 24, 40}, {"exact", "ta"});
+  b.add("gemm", DType::kF16, {16, 16, 64}, {"exact"});
+  b.add("gemm", DType::kBF16, {8, 8, 16}, {"exact", "tb"});
+  b.add("gemm", DType::kF32, {64, 64, 64}, {"tf32"});
+  b.add("gemm", DType::kBF16, {64, 64, 256}, {"rpr"});
   if (b.at_least(Level::kStandard)) {
-    b.add("gemm", DType::kF32, {64, 64, 64}, {"tf32"});
-    b.add("gemm", DType::kBF16, {64, 64, 256}, {"rpr"});
     b.add("gemm", DType::kF32, {8, 8, 8192});
     b.add("gemm", DType::kF32, {64, 64, 64}, {"special"});
   }
@@ -153,13 +195,24 @@ void training_ops(Builder& b) {
   for (const char* op : {"cross_entropy", "cross_entropy_backward"}) b.add_floats(op, {16, 512});
   b.add("cross_entropy", DType::kF32, {16, 512}, {"large"});
   b.add("cross_entropy", DType::kF32, {16, 512}, {"i32"});
+  for (const char* op : {"cross_entropy", "cross_entropy_backward"})
+    b.add(op, DType::kF32, {2, 50257});
   for (const char* op : {"embedding", "embedding_backward"}) b.add_floats(op, {64, 100, 32});
+  // Repeated and edge ids (0, V-1) in a small and in GPT-2's vocabulary.
+  b.add("embedding_backward", DType::kF32, {64, 8, 16}, {"repeated"});
+  // (16,384 ids keep more than 10% of the 50,257 rows non-zero: trusted.)
+  b.add("embedding_backward", DType::kBF16, {16384, 50257, 4}, {"repeated"});
+  for (DType dt : {DType::kF32, DType::kBF16})
+    b.add("embedding_backward", dt, {64, 8, 16}, {"exact", "repeated"});
   b.add("embedding", DType::kF32, {64, 100, 32}, {"i32"});
   b.add_floats("rotary_embedding", {16, 4, 64});
+  b.add("rotary_embedding", DType::kF32, {16, 4, 64}, {"inverse"});
   for (const char* op : {"attention", "attention_backward"}) b.add_floats(op, {1, 2, 64, 32});
-  b.add("attention", DType::kF32, {2, 2, 33, 16}, {"noncausal"});
+  for (const char* op : {"attention", "attention_backward"})
+    b.add(op, DType::kF32, {2, 2, 33, 16}, {"noncausal"});
   b.add("attention", DType::kF64, {1, 2, 64, 32});
   b.add_floats("adamw", {1000});
+  b.add("adamw", DType::kF32, {1000}, {"attrs"});  // lr, betas, eps, weight decay, step 1000
   if (b.at_least(Level::kStandard)) {
     b.add_floats("attention", {2, 4, 128, 64});
     b.add_floats("layernorm", {64, 1024});

@@ -1,8 +1,11 @@
 #include "case_runner.hpp"
 
+#include <bit>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -54,6 +57,113 @@ Measured measure(const std::vector<HostTensor>& got, const std::vector<HostTenso
   return out;
 }
 
+struct DeviceRun {
+  std::vector<HostTensor> outputs;
+  // A write outside an output's elements or a modified input ("" if none).
+  std::string layout_error;
+};
+
+// Uploads the inputs, allocates canary-filled outputs between guard bands,
+// runs the op and reads everything back.
+DeviceRun run_on_device(const Problem& p, const CaseContext& ctx) {
+  DeviceRun run;
+  std::vector<std::unique_ptr<DeviceTensor>> tensors;
+  std::vector<TensorView> views;
+  for (size_t k = 0; k < p.inputs.size(); ++k)
+    tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, p.inputs[k], p.strided, true,
+                                                     p.broadcast && k == 1));
+  for (const auto& t : p.outputs)
+    tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, t, p.strided, false));
+  for (const auto& t : tensors) views.push_back(t->view());
+  ctx.dispatcher->call(p.spec.op, views, p.attrs, *ctx.stream);
+  ctx.stream->synchronize();
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    if (run.layout_error.empty()) {
+      std::string e = tensors[k]->check_canary();
+      if (!e.empty())
+        run.layout_error = fmt::format("{} '{}': {}", k < p.inputs.size() ? "input" : "output",
+                                       tensor_name(p, k), e);
+    }
+    if (k >= p.inputs.size()) {
+      run.outputs.push_back(tensors[k]->download());
+      continue;
+    }
+    // An input must come back unchanged (no output aliases it here).
+    HostTensor back = tensors[k]->download();
+    for (size_t i = 0; i < back.values.size() && run.layout_error.empty(); ++i) {
+      double a = back.values[i], b = p.inputs[k].values[i];
+      if (!(a == b || (std::isnan(a) && std::isnan(b))))
+        run.layout_error =
+            fmt::format("input '{}' was modified at element {}", tensor_name(p, k), i);
+    }
+  }
+  return run;
+}
+
+// "" when both runs gave the same bits, else where they first differ.
+std::string first_difference(const Problem& p, const std::vector<HostTensor>& a,
+                             const std::vector<HostTensor>& b) {
+  for (size_t k = 0; k < a.size(); ++k)
+    for (size_t i = 0; i < a[k].values.size(); ++i) {
+      const double x = a[k].values[i], y = b[k].values[i];
+      // Values are exact widenings of the dtype's bits, so equal doubles
+      // (with equal signs of zero and NaN payloads) mean equal bits.
+      if (std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y)) continue;
+      return fmt::format(
+          "nondeterministic: runs differ at element {} {} of '{}' (first run {} = {}, "
+          "second {} = {})",
+          i, multi_index(a[k].shape, static_cast<int64_t>(i)), tensor_name(p, p.inputs.size() + k),
+          hex_float(x), x, hex_float(y), y);
+    }
+  return "";
+}
+
+// How far the worst element is off, in the terms that mean something for
+// it: a tolerance multiple is noise against an exact 0 (its ulp is the
+// smallest subnormal) or a 0-ulp bound, so those get absolute / ulp terms.
+std::string describe_worst(const OutputMetrics& m, const Tolerance& tol) {
+  if (!std::isfinite(m.max_tolerance_fraction)) return "worst is a NaN/Inf mismatch";
+  if (m.worst_exact == 0)
+    return fmt::format("worst is off by {:.3g} from an exact 0", m.max_abs_error);
+  if (tol.mode == ToleranceMode::kUlp)
+    return fmt::format("worst is {:.3g} ulp off, {:g} ulp allowed", m.max_ulp_error, tol.ulp);
+  return fmt::format("worst uses {:.3g}x the tolerance", m.max_tolerance_fraction);
+}
+
+// benchdnn's MISTRUSTED: an output of at least 16 elements whose exact
+// values are more than 90% one value (zeros, say) cannot tell a right
+// kernel from one that writes that value. "" when every output can, else
+// why not. fill's output is one value by definition (and checked exactly).
+std::string mistrust(const Problem& p, const std::vector<HostTensor>& exact) {
+  if (p.spec.op == "fill") return "";
+  for (size_t k = 0; k < exact.size(); ++k) {
+    const auto& v = exact[k].values;
+    if (v.size() < 16) continue;
+    // (NaNs are counted apart: as map keys each would be distinct, all in
+    // one hash bucket.)
+    std::unordered_map<double, size_t> counts;
+    size_t nans = 0;
+    for (double x : v) std::isnan(x) ? ++nans : ++counts[x];
+    if (nans * 10 > v.size() * 9) counts[std::numeric_limits<double>::quiet_NaN()] = nans;
+    for (const auto& [value, n] : counts)
+      if (n * 10 > v.size() * 9)
+        return fmt::format(
+            "mistrusted: {} of {} exact values of '{}' are {}; a kernel writing that constant "
+            "would pass too, so the case proves nothing",
+            n, v.size(), tensor_name(p, p.inputs.size() + k), value);
+  }
+  return "";
+}
+
+// Exact-integer cases: small integers whose every partial sum is exact in
+// any order, so the result is exact and any difference is a real bug.
+Tolerance exact_integer_tolerance() {
+  Tolerance t;
+  t.mode = ToleranceMode::kExact;
+  t.source = "exact-integer case: tolerance 0";
+  return t;
+}
+
 nlohmann::json base_record(const CaseSpec& spec, const std::string& adapter,
                            const std::string& repro) {
   return {{"id", case_id(spec)},
@@ -95,6 +205,34 @@ void add_related_inputs(const Problem& p, const HostTensor& out, int64_t flat,
     ins[fmt::format("a row {}", i)] = hex_list(row);
     ins[fmt::format("b column {}", j)] = hex_list(col);
     ins["c"] = hex_float(p.inputs[2].values[static_cast<size_t>(flat)]);
+    return;
+  }
+  if (name == "embedding_backward") {
+    // dweight[id, j] sums dy[r, j] over the rows r whose id is `id`.
+    const int64_t d = out.shape[1], id = flat / d, j = flat % d;
+    std::vector<double> rows, terms;
+    for (size_t r = 0; r < p.inputs[0].values.size(); ++r)
+      if (p.inputs[0].values[r] == static_cast<double>(id)) {
+        rows.push_back(static_cast<double>(r));
+        terms.push_back(p.inputs[1].values[r * static_cast<size_t>(d) + static_cast<size_t>(j)]);
+      }
+    nlohmann::json positions = nlohmann::json::array();
+    for (double r : rows) positions.push_back(static_cast<int64_t>(r));
+    ins[fmt::format("rows with id {}", id)] = positions;
+    ins[fmt::format("dy column {} of those rows", j)] = hex_list(terms);
+    return;
+  }
+  const bool by_axis = fam == "softmax" || fam == "reduction";
+  if (by_axis && p.attrs.ints[attr::kAxis] == 0 && !p.inputs.empty() &&
+      p.inputs[0].shape.size() == 2) {
+    // Reduced along the rows: the column behind the element.
+    const HostTensor& x = p.inputs[0];
+    const int64_t rows = x.shape[0], cols = x.shape[1];
+    if (cols <= 0) return;
+    std::vector<double> v;
+    for (int64_t r = 0; r < rows; ++r)
+      v.push_back(x.values[static_cast<size_t>(r * cols + flat % cols)]);
+    ins[fmt::format("{} column {}", p.op->tensors[0].name, flat % cols)] = hex_list(v);
     return;
   }
   const bool rowwise = fam == "softmax" || fam == "norm" || fam == "loss" ||
@@ -171,46 +309,26 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
     return finish(Verdict::kFail, fmt::format("harness: the oracle failed: {}", e.message()));
   }
 
-  // The device's result.
-  std::vector<HostTensor> got;
-  std::string canary_error;
+  // The device's result, twice on the same inputs and stream: every v1 op
+  // is deterministic (docs/op-contract.md), so any differing bit fails.
+  DeviceRun first, second;
   try {
-    std::vector<std::unique_ptr<DeviceTensor>> tensors;
-    std::vector<TensorView> views;
-    for (const auto& t : p.inputs)
-      tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, t, p.strided, true));
-    for (const auto& t : p.outputs)
-      tensors.push_back(std::make_unique<DeviceTensor>(ctx.device, t, p.strided, false));
-    for (const auto& t : tensors) views.push_back(t->view());
-    ctx.dispatcher->call(spec.op, views, p.attrs, *ctx.stream);
-    ctx.stream->synchronize();
-    for (size_t k = p.inputs.size(); k < tensors.size(); ++k) {
-      got.push_back(tensors[k]->download());
-      if (canary_error.empty()) {
-        std::string e = tensors[k]->check_canary();
-        if (!e.empty()) canary_error = fmt::format("output '{}': {}", tensor_name(p, k), e);
-      }
-    }
-    for (size_t k = 0; k < p.inputs.size() && canary_error.empty(); ++k) {
-      // An input must come back unchanged (no output aliases it here).
-      HostTensor back = tensors[k]->download();
-      for (size_t i = 0; i < back.values.size(); ++i) {
-        double a = back.values[i], b = p.inputs[k].values[i];
-        if (!(a == b || (std::isnan(a) && std::isnan(b)))) {
-          canary_error = fmt::format("input '{}' was modified at element {}", tensor_name(p, k), i);
-          break;
-        }
-      }
-    }
+    first = run_on_device(p, ctx);
+    second = run_on_device(p, ctx);
   } catch (const Error& e) {
     if (e.code() == StatusCode::kUnsupported) return finish(Verdict::kNotSupported, e.message());
     return finish(Verdict::kFail, fmt::format("the call failed: {}", e.what()));
   }
+  std::vector<HostTensor>& got = first.outputs;
+  const std::string canary_error =
+      !first.layout_error.empty() ? first.layout_error : second.layout_error;
+  const std::string determinism_error = first_difference(p, first.outputs, second.outputs);
 
   // Tolerances per output.
   std::vector<Tolerance> tols;
   for (const auto& t : p.outputs)
-    tols.push_back(ctx.tolerances->lookup(tolerance_key(spec), t.dtype));
+    tols.push_back(spec.has("exact") ? exact_integer_tolerance()
+                                     : ctx.tolerances->lookup(tolerance_key(spec), t.dtype));
   Measured dev = measure(got, exact, tols, p.reduce_len);
 
   // The NVIDIA emulation on the same inputs.
@@ -282,18 +400,19 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
   }
 
   if (!canary_error.empty()) return finish(Verdict::kFail, canary_error);
+  if (!determinism_error.empty()) return finish(Verdict::kFail, determinism_error);
   if (!dev.within()) {
     const auto& m = dev.metrics[w];
-    const std::string how =
-        std::isfinite(m.max_tolerance_fraction)
-            ? fmt::format("worst uses {:.3g}x the tolerance", m.max_tolerance_fraction)
-            : std::string("worst is a NaN/Inf mismatch");
-    return finish(
-        Verdict::kFail,
-        fmt::format("{} of {} elements of '{}' beyond tolerance ({}: device {} vs exact {})",
-                    m.mismatches, m.elements, tensor_name(p, p.inputs.size() + w), how,
-                    hex_float(m.worst_device), hex_float(m.worst_exact)));
+    return finish(Verdict::kFail,
+                  fmt::format("{} of {} elements of '{}' beyond tolerance ({}: element {} {}: "
+                              "device {} = {} vs exact {} = {})",
+                              m.mismatches, m.elements, tensor_name(p, p.inputs.size() + w),
+                              describe_worst(m, tols[w]), m.worst_index,
+                              multi_index(got[w].shape, m.worst_index), hex_float(m.worst_device),
+                              m.worst_device, hex_float(m.worst_exact), m.worst_exact));
   }
+  if (const std::string why = mistrust(p, exact); !why.empty())
+    return finish(Verdict::kMistrusted, why);
   if (nv && !got.empty() && dev.fraction() > tols[w].quality_floor &&
       dev.fraction() > tols[w].quality_ratio * nv->metrics[w].max_tolerance_fraction)
     return finish(

@@ -7,9 +7,10 @@
 namespace polychip::precision {
 namespace {
 constexpr uint8_t kCanary = 0xFF;
-}
+}  // namespace
 
-DeviceTensor::DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload)
+DeviceTensor::DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload,
+                           bool broadcast)
     : device_(device), dtype_(host.dtype), shape_(host.shape) {
   const uint64_t es = dtype_size(dtype_);
   if (!strided || shape_.empty()) {
@@ -24,14 +25,17 @@ DeviceTensor::DeviceTensor(const Device& device, const HostTensor& host, bool st
       step *= shape_[d];
     }
   }
-  byte_offset_ = strided ? es : 0;
+  if (broadcast && !shape_.empty()) strides_[0] = 0;
+  byte_offset_ = kGuardBytes + (strided ? es : 0);
   const int64_t n = element_count(shape_);
+  end_offset_ = byte_offset_;
   if (n > 0) {
     uint64_t last = 0;
     for (size_t d = 0; d < shape_.size(); ++d)
       last += static_cast<uint64_t>((shape_[d] - 1) * strides_[d]);
-    size_bytes_ = byte_offset_ + (last + 1) * es + (strided ? es : 0);
+    end_offset_ = byte_offset_ + (last + 1) * es;
   }
+  size_bytes_ = end_offset_ + (strided && n > 0 ? es : 0) + kGuardBytes;
   buffer_ = Buffer(device, size_bytes_);
   std::vector<uint8_t> staging(size_bytes_, kCanary);
   if (upload) {
@@ -81,10 +85,21 @@ std::string DeviceTensor::check_canary() const {
   const uint64_t es = dtype_size(dtype_);
   for (uint64_t off : element_offsets())
     for (uint64_t b = 0; b < es; ++b) inside[off + b] = true;
-  for (uint64_t b = 0; b < size_bytes_; ++b)
-    if (!inside[b] && staging[b] != kCanary)
-      return fmt::format("byte {} outside the tensor's elements was overwritten (0x{:02x})", b,
-                         staging[b]);
+  for (uint64_t b = 0; b < size_bytes_; ++b) {
+    if (inside[b] || staging[b] == kCanary) continue;
+    // Name the offset relative to the elements, as a kernel author counts.
+    std::string where;
+    if (b < byte_offset_)
+      where = fmt::format("{} byte(s) before its first element", byte_offset_ - b);
+    else if (b >= end_offset_)
+      where = fmt::format("{} byte(s) past its last element (element offset +{})",
+                          b - end_offset_ + 1, (b - end_offset_) / es + 1);
+    else
+      where =
+          fmt::format("in a gap between its elements, byte {} after the first", b - byte_offset_);
+    return fmt::format("a write outside its elements: {} changed 0x{:02x} to 0x{:02x}", where,
+                       kCanary, staging[b]);
+  }
   return "";
 }
 

@@ -138,7 +138,18 @@ void set_attrs(Problem& p) {
         1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, s.dims[3])));
     p.attrs.ints[attr::kCausal] = s.has("noncausal") ? 0 : 1;
   }
+  // A non-default eps: a kernel that ignores the attribute cannot pass.
+  if ((name == "layernorm" || name == "rmsnorm") && s.has("eps")) p.attrs.floats[attr::kEps] = 0.5;
   if (name == "adamw") p.attrs.ints[attr::kStep] = 1 + static_cast<int64_t>(s.seed % 50);
+  if (name == "adamw" && s.has("attrs")) {  // every hyperparameter off its default
+    p.attrs.floats[attr::kLr] = 0.01;
+    p.attrs.floats[attr::kBeta1] = 0.8;
+    p.attrs.floats[attr::kBeta2] = 0.99;
+    p.attrs.floats[attr::kAdamEps] = 1e-6;
+    p.attrs.floats[attr::kWeightDecay] = 0.1;
+    p.attrs.ints[attr::kStep] = 1000;
+  }
+  if (name == "rotary_embedding") p.attrs.ints[attr::kInverse] = s.has("inverse") ? 1 : 0;
   if (name == "fill") {
     std::mt19937_64 rng(s.seed ^ 0xF111ull);
     Distribution d = Distribution::kNormal;
@@ -199,6 +210,10 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
   p.strided = spec.has("strided");
   if (p.strided && !accepts_strides(op))
     bad_spec(spec, fmt::format("{} ({}) takes only contiguous tensors", op.name, op.family));
+  p.broadcast = spec.has("broadcast");
+  if (p.broadcast && (op.tensors.size() != 3 || op.tensors[1].name != std::string_view("b") ||
+                      spec.dims.size() < 2 || p.strided))
+    bad_spec(spec, "broadcast needs a binary elementwise op (a, b) of rank >= 2, not strided");
 
   Distribution dist = Distribution::kNormal;
   std::string_view name = op.name;
@@ -238,13 +253,27 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
 
   if (name == "gemm") {
     Distribution ab = dist == Distribution::kNormal || dist == Distribution::kUniform ||
-                              dist == Distribution::kSpecial || dist == Distribution::kWide
+                              dist == Distribution::kExact || dist == Distribution::kSpecial ||
+                              dist == Distribution::kWide
                           ? dist
                           : Distribution::kNormal;
-    fill(in[0], ab);
-    fill(in[1], ab);
+    fill(in[0], ab == Distribution::kSpecial ? Distribution::kNormal : ab);
+    fill(in[1], ab == Distribution::kSpecial ? Distribution::kNormal : ab);
+    if (ab == Distribution::kSpecial) {
+      // Special values in row 0 of op(a) and column 0 of op(b) only: in
+      // every row they would make every output NaN (a case that proves
+      // nothing, Mistrusted).
+      const int64_t m = d[d.size() - 3], n = d[d.size() - 2], k = d.back();
+      const bool ta = p.attrs.ints[attr::kTransA] != 0, tb = p.attrs.ints[attr::kTransB] != 0;
+      const auto sa = generate_values(ab, spec.dtype, k, rng),
+                 sb = generate_values(ab, spec.dtype, k, rng);
+      for (int64_t q = 0; q < k; ++q) {
+        in[0].values[static_cast<size_t>(ta ? q * m : q)] = sa[static_cast<size_t>(q)];
+        in[1].values[static_cast<size_t>(tb ? q : q * n)] = sb[static_cast<size_t>(q)];
+      }
+    }
     if (p.attrs.floats[attr::kBeta] != 0) {
-      fill(in[2], Distribution::kNormal);
+      fill(in[2], dist == Distribution::kExact ? dist : Distribution::kNormal);
     } else {
       // beta == 0: c must not be read, so NaN in c must not reach y.
       in[2].values.assign(static_cast<size_t>(element_count(in[2].shape)),
@@ -286,6 +315,9 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
     fill(in[1], dist);
   } else if (name == "embedding_backward") {
     in[0].values = generate_indices(d[0], d[1], rng);
+    if (spec.has("repeated"))  // the edge ids 0 and V-1, each many times
+      for (size_t i = 0; i < in[0].values.size(); i += 2)
+        in[0].values[i] = static_cast<double>(i % 4 ? d[1] - 1 : 0);
     fill(in[1], dist);
   } else if (name == "rotary_embedding") {
     fill(in[0], dist);
@@ -326,6 +358,11 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
                   (op.tensors[0].name == std::string_view("dy") && k == 1);
       bool dy_first = op.tensors[0].name == std::string_view("dy");
       fill(in[k], main && !(dy_first && k == 0) ? dist : Distribution::kNormal);
+    }
+    if (p.broadcast) {  // every row of b is its row 0
+      auto& b = in[1].values;
+      const size_t row = static_cast<size_t>(element_count(in[1].shape) / in[1].shape[0]);
+      for (size_t i = row; i < b.size(); ++i) b[i] = b[i % row];
     }
     if ((name == "log" || name == "sqrt" || name == "rsqrt") && dist == Distribution::kWide)
       for (auto& v : in[0].values) v = std::fabs(v);  // their domain; special keeps negatives

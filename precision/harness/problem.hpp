@@ -30,6 +30,9 @@ struct Problem {
   int64_t reduce_len = 1;
   // Lay device tensors out with gaps (elementwise and reduction families).
   bool strided = false;
+  // Binary elementwise ops: operand b is one row broadcast along dimension
+  // 0 (stride 0), as a bias is.
+  bool broadcast = false;
 };
 
 // The dtype signature of the problem's tensors (inputs then outputs).

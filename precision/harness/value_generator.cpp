@@ -15,10 +15,11 @@ struct Named {
   std::string_view name;
 };
 constexpr Named kNames[] = {
-    {Distribution::kNormal, "normal"},     {Distribution::kUniform, "uniform"},
-    {Distribution::kPositive, "positive"}, {Distribution::kWide, "wide"},
-    {Distribution::kSpecial, "special"},   {Distribution::kOffset, "offset"},
-    {Distribution::kLarge, "large"}};
+    {Distribution::kNormal, "normal"},        {Distribution::kUniform, "uniform"},
+    {Distribution::kPositive, "positive"},    {Distribution::kWide, "wide"},
+    {Distribution::kSpecial, "special"},      {Distribution::kOffset, "offset"},
+    {Distribution::kLarge, "large"},          {Distribution::kExact, "exact"},
+    {Distribution::kExhaustive, "exhaustive"}};
 
 // Offsets chosen so E[x^2] - E[x]^2 loses every significant bit of the
 // variance in the dtype's accumulation precision, while a two-pass mean and
@@ -120,6 +121,22 @@ std::vector<double> generate_values(Distribution d, DType dtype, int64_t n, std:
       case Distribution::kLarge:
         x = large_scale_for(dtype) * normal(rng);
         break;
+      case Distribution::kExhaustive: {
+        if (dtype != DType::kF16 && dtype != DType::kBF16)
+          throw_error(StatusCode::kInvalidArgument,
+                      fmt::format("exhaustive inputs need f16 or bf16, not {}", dtype_name(dtype)));
+        const auto bits = static_cast<uint16_t>(k);
+        x = load_as_f64(&bits, dtype);
+        // Non-finite patterns are the special cases' job (whose NaN rules
+        // the NVIDIA emulation follows); here they become 0.
+        if (!std::isfinite(x)) x = 0;
+        break;
+      }
+      case Distribution::kExact: {
+        const int v = static_cast<int>(unit(rng) * 9) - 4;  // -4..4 (4 only if unit is 1)
+        x = std::abs(v) >= 4 ? 0 : v;                       // zeros a third of the time
+        break;
+      }
     }
     out[static_cast<size_t>(k)] = round_to_dtype(x, dtype);
   }

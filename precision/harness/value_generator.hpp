@@ -13,13 +13,16 @@
 namespace polychip::precision {
 
 enum class Distribution {
-  kNormal,    // N(0, 1)
-  kUniform,   // U(-1, 1)
-  kPositive,  // log-uniform in [2^-8, 2^8]: the domain of log, sqrt, rsqrt
-  kWide,      // random sign, 2^U(emin - 4, emax / 2): subnormals to huge
-  kSpecial,   // every third value from ±0, subnormals, min/max normal, ±Inf, NaN, ±1
-  kOffset,    // a large offset plus N(0, 1): stresses variance computations
-  kLarge,     // N(0, 1) * a scale that overflows exp() of the dtype
+  kNormal,      // N(0, 1)
+  kUniform,     // U(-1, 1)
+  kPositive,    // log-uniform in [2^-8, 2^8]: the domain of log, sqrt, rsqrt
+  kWide,        // random sign, 2^U(emin - 4, emax / 2): subnormals to huge
+  kSpecial,     // every third value from ±0, subnormals, min/max normal, ±Inf, NaN, ±1
+  kOffset,      // a large offset plus N(0, 1): stresses variance computations
+  kLarge,       // N(0, 1) * a scale that overflows exp() of the dtype
+  kExact,       // integers in [-3, 3], a third of them 0 (benchdnn): sums of products
+                // of a few thousand are exact in any order, so tolerance is 0
+  kExhaustive,  // f16/bf16: every bit pattern in order (65,536 values; NaN, Inf -> 0)
 };
 
 // The distribution named by a variant token, or false when the token is

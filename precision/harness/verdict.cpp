@@ -12,6 +12,8 @@ std::string_view verdict_name(Verdict v) {
       return "Pass";
     case Verdict::kQualityWarning:
       return "QualityWarning";
+    case Verdict::kMistrusted:
+      return "Mistrusted";
     case Verdict::kNotSupported:
       return "NotSupported";
     case Verdict::kWaived:

@@ -8,6 +8,9 @@ namespace polychip::precision {
 enum class Verdict {
   kPass,
   kQualityWarning,  // within tolerance, but clearly worse than NVIDIA's error
+  kMistrusted,      // within tolerance, but the case cannot tell (benchdnn's MISTRUSTED):
+                    // its exact outputs are mostly one value, so a kernel writing a
+                    // constant would pass too; not a failure of the device
   kNotSupported,    // the device declares the dtype unsupported / has no kernel
   kWaived,          // failed, covered by a waiver or an expected failure
   kFail,
@@ -16,10 +19,10 @@ enum class Verdict {
 };
 
 inline constexpr Verdict kAllVerdicts[] = {
-    Verdict::kPass, Verdict::kQualityWarning, Verdict::kNotSupported, Verdict::kWaived,
-    Verdict::kFail, Verdict::kCrash,          Verdict::kTimeout};
+    Verdict::kPass,   Verdict::kQualityWarning, Verdict::kMistrusted, Verdict::kNotSupported,
+    Verdict::kWaived, Verdict::kFail,           Verdict::kCrash,      Verdict::kTimeout};
 
-// "Pass", "QualityWarning", "NotSupported", "Waived", "Fail", "Crash", "Timeout".
+// "Pass", "QualityWarning", "Mistrusted", "NotSupported", "Waived", "Fail", "Crash", "Timeout".
 std::string_view verdict_name(Verdict v);
 // Throws Error(INVALID_ARGUMENT) for an unknown name.
 Verdict parse_verdict(std::string_view name);

@@ -79,6 +79,24 @@ std::vector<Case> cases() {
                  {f32, {64}, std::vector<double>(64, 0)}},
                 {{f32, {4, 64}}, {f32, {4}}, {f32, {4}}},
                 nullptr});
+  // Kernel defects: a 63-element tail, a row longer than 4096, a
+  // non-default eps, repeated ids.
+  cs.push_back({"tanh", "tanh", {{f32, {63}, random_values(63, 14)}}, {{f32, {63}}}, nullptr});
+  cs.push_back({"softmax_long_row",
+                "softmax",
+                {{f32, {1, 4097}, random_values(4097, 15)}},
+                {{f32, {1, 4097}}},
+                nullptr});
+  cs.push_back({"rmsnorm_eps",
+                "rmsnorm",
+                {{f32, {4, 64}, random_values(256, 16)}, {f32, {64}, std::vector<double>(64, 1)}},
+                {{f32, {4, 64}}, {f32, {4}}},
+                [](polychip_op_attrs& a) { a.floats[attr::kEps] = 0.5; }});
+  cs.push_back({"embedding_backward",
+                "embedding_backward",
+                {{DType::kI64, {6}, {0, 3, 0, 2, 3, 0}}, {f32, {6, 4}, random_values(24, 17)}},
+                {{f32, {4, 4}}},
+                nullptr});
   // Ops no defect touches.
   cs.push_back(
       {"sigmoid", "sigmoid", {{f32, {40}, random_values(40, 7, 0, 4)}}, {{f32, {40}}}, nullptr});
@@ -113,8 +131,19 @@ const std::map<std::string, std::set<std::string>> kAffected = {
     {"sim.faithful", {}},
     {"sim.bf16acc", {"gemm"}},
     {"sim.ftz", {"exp", "log"}},
-    {"sim.naive_softmax", {"softmax", "log_softmax"}},
+    {"sim.naive_softmax", {"softmax", "log_softmax", "softmax_long_row"}},
     {"sim.poor_variance", {"layernorm"}},
+    // Writes outside the output only: the output's values are the cpu's.
+    {"sim.write_past_end", {}},
+    // The first call of the process (this one) is the one-ulp-off call.
+    {"sim.nondeterministic", {"reduce_sum"}},
+    {"sim.vector_tail", {"tanh"}},
+    {"sim.long_row", {"softmax_long_row"}},
+    {"sim.ignored_eps", {"rmsnorm_eps"}},
+    {"sim.lost_updates", {"embedding_backward"}},
+    // Their layouts (stride 0, gaps) are the certify suite's: contiguous here.
+    {"sim.broadcast_as_contiguous", {}},
+    {"sim.strides_ignored", {}},
 };
 
 TEST_F(SimTest, OneDevicePerProfileWithItsDeviceType) {

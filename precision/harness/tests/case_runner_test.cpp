@@ -54,6 +54,57 @@ polychip_status sloppy_exp(const polychip_kernel_args* a) {
   return POLYCHIP_OK;
 }
 
+// Correct values, plus a write one element past the end of y (or before its
+// start): only a guard band can see it on a contiguous output.
+void exact_exp(const polychip_kernel_args* a) {
+  float *x = host_f32(a, 0), *y = host_f32(a, 1);
+  for (int64_t i = 0; i < numel(a->tensors[0]); ++i)
+    y[i] = static_cast<float>(std::exp(double{x[i]}));
+}
+polychip_status exp_writing_past_the_end(const polychip_kernel_args* a) {
+  exact_exp(a);
+  host_f32(a, 1)[numel(a->tensors[1])] = 0.0f;
+  return POLYCHIP_OK;
+}
+polychip_status exp_writing_before_the_start(const polychip_kernel_args* a) {
+  exact_exp(a);
+  host_f32(a, 1)[-1] = 0.0f;
+  return POLYCHIP_OK;
+}
+// Correct, except that every second call is one ulp off at element 3.
+polychip_status nondeterministic_exp(const polychip_kernel_args* a) {
+  static int calls = 0;
+  exact_exp(a);
+  if (++calls % 2 == 0) {
+    float* y = host_f32(a, 1);
+    uint32_t bits;
+    std::memcpy(&bits, &y[3], 4);
+    bits ^= 1;
+    std::memcpy(&y[3], &bits, 4);
+  }
+  return POLYCHIP_OK;
+}
+// relu that passes negatives through: wrong against exact zeros.
+polychip_status leaky_relu(const polychip_kernel_args* a) {
+  float *x = host_f32(a, 0), *y = host_f32(a, 1);
+  for (int64_t i = 0; i < numel(a->tensors[0]); ++i) y[i] = x[i];
+  return POLYCHIP_OK;
+}
+
+// Row sums of a [rows, len] f32 tensor, in double, with row 0 one ulp high:
+// well inside a rounding tolerance, wrong against an exact-integer result.
+polychip_status reduce_sum_one_ulp_high(const polychip_kernel_args* a) {
+  float *x = host_f32(a, 0), *y = host_f32(a, 1);
+  const int64_t rows = numel(a->tensors[1]), len = numel(a->tensors[0]) / rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t j = 0; j < len; ++j) sum += x[r * len + j];
+    y[r] = static_cast<float>(sum);
+  }
+  y[0] = std::nextafter(y[0], INFINITY);
+  return POLYCHIP_OK;
+}
+
 // A perfect "NVIDIA": the exact result rounded once to each output dtype.
 void rounded_oracle(const OpSpec& op, std::span<const HostTensor> in, std::span<HostTensor> out,
                     const polychip_op_attrs& attrs) {
@@ -81,9 +132,11 @@ class CaseRunnerTest : public ::testing::Test {
     return o;
   }
   CaseOutcome run(const char* id) { return run_case(parse_case_id(id), ctx_); }
-  void patch_exp(polychip_kernel_fn fn) {
-    runtime_.dispatcher().patch(device_.device_type(), "exp", std::nullopt, fn, "case_runner_test");
+  void patch_exp(polychip_kernel_fn fn) { patch("exp", fn); }
+  void patch(const char* op, polychip_kernel_fn fn) {
+    runtime_.dispatcher().patch(device_.device_type(), op, std::nullopt, fn, "case_runner_test");
   }
+  std::string message_of(const char* id) { return run(id).record.value("message", ""); }
 
   Runtime runtime_;
   Device device_;
@@ -132,6 +185,62 @@ TEST_F(CaseRunnerTest, WritingOutsideTheOutputViewFails) {
   EXPECT_EQ(out.verdict, Verdict::kFail);
   EXPECT_NE(out.record["message"].get<std::string>().find("outside"), std::string::npos)
       << out.record["message"];
+}
+
+TEST_F(CaseRunnerTest, WriteIntoTheGuardBandOfAContiguousOutputFailsNamingTheOffset) {
+  patch_exp(&exp_writing_past_the_end);
+  auto out = run("exp/f32/100/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_NE(out.record["message"].get<std::string>().find(
+                "output 'y': a write outside its elements: 1 byte(s) past its last element "
+                "(element offset +1)"),
+            std::string::npos)
+      << out.record["message"];
+  patch_exp(&exp_writing_before_the_start);
+  EXPECT_NE(message_of("exp/f32/100/seed=1").find("4 byte(s) before its first element"),
+            std::string::npos);
+}
+
+TEST_F(CaseRunnerTest, OneUlpDifferenceBetweenTwoRunsIsNondeterministic) {
+  patch_exp(&nondeterministic_exp);
+  auto out = run("exp/f32/100/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_NE(out.record["message"].get<std::string>().find(
+                "nondeterministic: runs differ at element 3 [3] of 'y'"),
+            std::string::npos)
+      << out.record["message"];
+}
+
+TEST_F(CaseRunnerTest, FailureAgainstAnExactZeroIsInAbsoluteTermsWithDecimalValues) {
+  patch("relu", &leaky_relu);
+  const std::string m = message_of("relu/f32/100/seed=1");
+  EXPECT_NE(m.find("from an exact 0"), std::string::npos) << m;
+  EXPECT_EQ(m.find("x the tolerance"), std::string::npos) << m;
+  // The worst element's index, and its values in decimal beside the hex.
+  EXPECT_NE(m.find("element "), std::string::npos) << m;
+  EXPECT_NE(m.find("vs exact 0x0p+0 = 0)"), std::string::npos) << m;
+  patch_exp(&identity_exp);
+  const std::string e = message_of("exp/f32/100/seed=1");
+  EXPECT_NE(e.find("ulp off, 3 ulp allowed"), std::string::npos) << e;
+}
+
+TEST_F(CaseRunnerTest, ExactIntegerCasesHaveZeroTolerance) {
+  patch("reduce_sum", &reduce_sum_one_ulp_high);
+  EXPECT_EQ(run("reduce_sum/f32/16x256/seed=1").verdict, Verdict::kPass);
+  auto out = run("reduce_sum/f32/16x256/exact/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kFail) << out.record.dump(1);
+  EXPECT_EQ(out.record["tolerance"]["mode"], "exact");
+}
+
+TEST_F(CaseRunnerTest, CaseWhoseExactOutputIsMostlyOneValueIsMistrustedNotPass) {
+  // 4 ids into 1,000 rows: 99.6% of dweight is 0.
+  auto out = run("embedding_backward/f32/4x1000x4/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kMistrusted) << out.record.dump(1);
+  EXPECT_FALSE(is_failure(out.verdict));
+  EXPECT_NE(out.record["message"].get<std::string>().find("mistrusted: 3984 of 4000"),
+            std::string::npos)
+      << out.record["message"];
+  EXPECT_EQ(run("embedding_backward/f32/64x8x16/exact+repeated/seed=1").verdict, Verdict::kPass);
 }
 
 TEST_F(CaseRunnerTest, WithinToleranceButWorseThanNvidiaIsQualityWarning) {

@@ -2,6 +2,8 @@
 // with inputs valid for the op.
 #include "problem.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 #include "case_list.hpp"
 #include "polychip/error.hpp"
 #include "precision/oracle/oracle.hpp"
+#include "value_generator.hpp"
 
 namespace polychip::precision {
 namespace {
@@ -104,6 +107,56 @@ TEST(Problem, InputsRespectTheOpsDomains) {
   EXPECT_EQ(p.attrs.floats[attr::kBeta], 0.75);
 }
 
+TEST(Problem, ExhaustiveAndExactIntegerInputs) {
+  // exhaustive: every finite f16 / bf16 value once (non-finite patterns -> 0).
+  for (DType dt : {DType::kF16, DType::kBF16}) {
+    auto p = build_problem(CaseSpec{"tanh", dt, {65536}, {"exhaustive"}, 1}, kOracle);
+    std::set<double> distinct(p.inputs[0].values.begin(), p.inputs[0].values.end());
+    const size_t non_finite = dt == DType::kF16 ? 2048 : 256;  // exponent all ones
+    // +0 and -0 compare equal; the non-finite patterns all became 0.
+    EXPECT_EQ(distinct.size(), 65536 - non_finite - 1) << dtype_name(dt);
+    EXPECT_EQ(p.inputs[0].values[1], float_format(dt).min_subnormal());
+  }
+  EXPECT_THROW(build_problem(parse_case_id("tanh/f32/16/exhaustive/seed=1"), kOracle), Error);
+  // exact: small integers with zeros.
+  auto p = build_problem(parse_case_id("gemm/f32/8x8x64/exact/seed=2"), kOracle);
+  size_t zeros = 0;
+  for (double v : p.inputs[0].values) {
+    EXPECT_TRUE(v == std::trunc(v) && std::fabs(v) <= 3) << v;
+    zeros += v == 0;
+  }
+  EXPECT_GT(zeros, p.inputs[0].values.size() / 5);
+}
+
+TEST(Problem, GemmSpecialValuesStayInRowAndColumnZero) {
+  // K = 64 holds every special value (NaN, Inf included) in row 0 of a and
+  // column 0 of b: exactly row 0 and column 0 of the result are not finite.
+  auto p = build_problem(parse_case_id("gemm/f32/8x6x64/special/seed=1"), kOracle);
+  std::vector<HostTensor> out = p.outputs;
+  kOracle(*p.op, p.inputs, out, p.attrs);
+  for (size_t i = 0; i < 8; ++i)
+    for (size_t j = 0; j < 6; ++j)
+      EXPECT_EQ(std::isfinite(out[0].values[i * 6 + j]), i > 0 && j > 0) << i << ", " << j;
+}
+
+TEST(Problem, LayoutAttributeAndIdVariantsShapeTheInputs) {
+  // broadcast: every row of b is its first row (it is laid out with stride 0).
+  auto p = build_problem(parse_case_id("mul/f32/5x7/broadcast/seed=3"), kOracle);
+  EXPECT_TRUE(p.broadcast);
+  for (size_t i = 7; i < 35; ++i) EXPECT_EQ(p.inputs[1].values[i], p.inputs[1].values[i % 7]);
+  EXPECT_NE(p.inputs[0].values[0], p.inputs[0].values[7]);
+  // eps: a non-default eps reaches the attributes.
+  p = build_problem(parse_case_id("rmsnorm/f32/4x8/eps/seed=3"), kOracle);
+  EXPECT_EQ(p.attrs.floats[attr::kEps], 0.5);
+  EXPECT_NE(
+      build_problem(parse_case_id("rmsnorm/f32/4x8/seed=3"), kOracle).attrs.floats[attr::kEps],
+      0.5);
+  // repeated: the edge ids 0 and V-1, each several times.
+  p = build_problem(parse_case_id("embedding_backward/f32/16x9x4/repeated/seed=3"), kOracle);
+  EXPECT_EQ(std::count(p.inputs[0].values.begin(), p.inputs[0].values.end(), 0.0) >= 4, true);
+  EXPECT_EQ(std::count(p.inputs[0].values.begin(), p.inputs[0].values.end(), 8.0) >= 4, true);
+}
+
 TEST(Problem, InvalidSpecsAreRefusedNamingTheProblem) {
   auto message = [](const char* id) {
     try {
@@ -117,6 +170,8 @@ TEST(Problem, InvalidSpecsAreRefusedNamingTheProblem) {
   EXPECT_NE(message("layernorm/f32/4x4/strided/seed=1").find("contiguous"), std::string::npos);
   EXPECT_NE(message("rotary_embedding/f32/4x2x5/seed=1").find("even"), std::string::npos);
   EXPECT_NE(message("cast/f32/4/to=f99/seed=1").find("f99"), std::string::npos);
+  EXPECT_NE(message("exp/f32/4x4/broadcast/seed=1").find("binary"), std::string::npos);
+  EXPECT_NE(message("add/f32/16/broadcast/seed=1").find("rank >= 2"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// Defects of the simulated chips that are not numerics of one formula but
+// of how a kernel touches memory or reads its arguments: a write past an
+// output, a run-to-run difference, a dropped vector tail, a low-precision
+// path on long rows, an ignored attribute, lost scatter updates, a
+// broadcast or strided input read as contiguous. Each wraps the faithful cpu
+// kernel of one op (docs/sim-profiles.md).
+#pragma once
+
+#include <span>
+
+#include "kernel_call.hpp"
+
+namespace polychip::sim {
+
+enum class KernelDefect {
+  kNone,
+  kWritePastEnd,           // one element of zeros written past the output
+  kNondeterministic,       // every other call: output element 0 one ulp off
+  kVectorTailDropped,      // 64-wide loop: a tail of 63 elements drops its last
+  kLongRowLowPrecision,    // rows longer than 4096: row sum accumulated in f16
+  kIgnoredEps,             // the eps attribute is ignored (1e-5 used)
+  kLostUpdates,            // repeated ids: the last row wins instead of the sum
+  kBroadcastAsContiguous,  // a stride-0 input is read as if contiguous
+  kStridesIgnored,         // a non-contiguous input is read as if contiguous
+};
+
+// Runs `call` with `defect` (the profile has checked that the op is the
+// defect's). `memory_end[k]` is one past the last byte of tensor k's memory
+// (nullptr for none): the defect never reads or writes beyond it.
+polychip_status run_defective_kernel(const cpu::KernelCall& call, KernelDefect defect,
+                                     std::span<char* const> memory_end);
+
+}  // namespace polychip::sim

@@ -1,0 +1,39 @@
+// The coverage model: quick reaches every critical point of every op, and
+// a hole is reported by name.
+#include "coverage.hpp"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "case_list.hpp"
+#include "polychip/op_contract.hpp"
+#include "precision/oracle/oracle.hpp"
+
+namespace polychip::precision {
+namespace {
+
+TEST(Coverage, QuickReachesEveryCriticalPointOfEveryOp) {
+  const Coverage cov = coverage_of(cases_for_level(Level::kQuick), kOracle);
+  EXPECT_EQ(cov.size(), op_contract().size());
+  const auto holes = coverage_holes(cov);
+  std::string list;
+  for (const auto& h : holes) list += h + "\n";
+  EXPECT_TRUE(holes.empty()) << list;
+  EXPECT_GT(cov.at("rmsnorm").at("attr:eps"), 0);
+  EXPECT_GT(cov.at("softmax").at("row:>=4096"), 0);
+}
+
+TEST(Coverage, AHoleIsNamed) {
+  // Only default attributes and short rows: eps and long rows are holes.
+  const Coverage cov =
+      coverage_of({parse_case_id("rmsnorm/f32/4x8/seed=1"), parse_case_id("rmsnorm/f16/4x8/seed=1"),
+                   parse_case_id("rmsnorm/bf16/4x8/seed=1")},
+                  kOracle);
+  EXPECT_EQ(cov.at("rmsnorm").at("dtype:f16"), 1);
+  const auto holes = coverage_holes(cov);
+  EXPECT_NE(std::find(holes.begin(), holes.end(), "rmsnorm: attr:eps, row:>=4096"), holes.end());
+}
+
+}  // namespace
+}  // namespace polychip::precision
