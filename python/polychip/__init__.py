@@ -1,0 +1,36 @@
+"""polychip: a hardware abstraction layer for AI chips, from Python.
+
+The compiled part (polychip._polychip) holds the runtime: adapters, devices,
+tensors and the operator contract; polychip.patching is pure Python.
+See docs/python.md.
+"""
+
+from ._polychip import (  # noqa: F401 (re-exported)
+    Adapter,
+    Device,
+    Error,
+    StatusCode,
+    Tensor,
+    adapters,
+    call,
+    device,
+    devices,
+    empty,
+    ops,
+    tensor,
+)
+
+__all__ = [
+    "Adapter",
+    "Device",
+    "Error",
+    "StatusCode",
+    "Tensor",
+    "adapters",
+    "call",
+    "device",
+    "devices",
+    "empty",
+    "ops",
+    "tensor",
+]
