@@ -19,6 +19,7 @@ from ._polychip import (  # noqa: F401 (re-exported)
     ops,
     tensor,
 )
+from . import patching  # noqa: F401 (pure Python, polychip.patching)
 
 __all__ = [
     "Adapter",
@@ -32,5 +33,6 @@ __all__ = [
     "devices",
     "empty",
     "ops",
+    "patching",
     "tensor",
 ]
