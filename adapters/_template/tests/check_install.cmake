@@ -1,6 +1,7 @@
 # Installs the polychip build POLYCHIP_BUILD (of POLYCHIP_SOURCE) into PREFIX and checks what an
 # outside project sees there: libpolychip's SONAME, the polychip tool, a
-# program built with find_package(polychip) and one built with pkg-config.
+# program built with find_package(polychip) and one built with pkg-config
+# (both with CONSUMER_FLAGS: a sanitizer build's library needs them).
 file(REMOVE_RECURSE ${PREFIX} ${CONSUMER_BUILD})
 function(run_or_fail what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -33,7 +34,7 @@ run_or_fail("installed polychip info" ${PREFIX}/bin/polychip info --json)
 # find_package(polychip) with polychip::hal and polychip::comm.
 run_or_fail("configuring the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE}
             -B ${CONSUMER_BUILD} -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
-            -DCMAKE_PREFIX_PATH=${PREFIX})
+            -DCMAKE_PREFIX_PATH=${PREFIX} "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}")
 run_or_fail("building the consumer" ${CMAKE_COMMAND} --build ${CONSUMER_BUILD})
 run_or_fail("running the consumer" ${CONSUMER_BUILD}/installed_consumer)
 if(NOT run_output MATCHES "cpu:0 ")
@@ -56,7 +57,7 @@ endif()
 run_or_fail("pkg-config --libs polychip" pkg-config --libs polychip)
 separate_arguments(libs UNIX_COMMAND "${run_output}")
 set(pkg_consumer ${CONSUMER_BUILD}/pkg_config_consumer)
-run_or_fail("compiling with pkg-config's flags" ${CXX_COMPILER} -std=c++20 ${cflags}
+run_or_fail("compiling with pkg-config's flags" ${CXX_COMPILER} -std=c++20 ${CONSUMER_FLAGS} ${cflags}
             ${CONSUMER_SOURCE}/main.cpp -o ${pkg_consumer} -L${PREFIX}/lib -lpolychip_comm
             ${libs} -lfmt -Wl,-rpath,${PREFIX}/lib)
 run_or_fail("running the pkg-config consumer" ${pkg_consumer})
