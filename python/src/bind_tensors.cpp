@@ -101,10 +101,6 @@ py::dict array_interface(const Tensor& tensor) {
         StatusCode::kUnsupported,
         std::string(dtype_name(tensor.dtype())) +
             " has no NumPy dtype, so it cannot be viewed; use Tensor.numpy() (float32 copy)");
-  if (!tensor.device().properties().has(POLYCHIP_CAP_HOST_VISIBLE_MEMORY))
-    throw_error(StatusCode::kUnsupported, "memory of " + tensor.device().label() + " (" +
-                                              tensor.device().device_type() +
-                                              ") is not host visible; use Tensor.numpy() (a copy)");
   py::dict interface;
   interface["version"] = 3;
   interface["shape"] = py::tuple(py::cast(tensor.shape()));
@@ -115,6 +111,14 @@ py::dict array_interface(const Tensor& tensor) {
 }
 
 }  // namespace
+
+void* host_visible_pointer(const Tensor& tensor) {
+  if (!tensor.device().properties().has(POLYCHIP_CAP_HOST_VISIBLE_MEMORY))
+    throw_error(StatusCode::kUnsupported, "memory of " + tensor.device().label() + " (" +
+                                              tensor.device().device_type() +
+                                              ") is not host visible; use Tensor.numpy() (a copy)");
+  return tensor.buffer().host_pointer();
+}
 
 void bind_tensors(py::module_& m) {
   py::class_<Tensor>(m, "Tensor")
