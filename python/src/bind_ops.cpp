@@ -52,8 +52,8 @@ polychip_op_attrs attrs_from_kwargs(const OpSpec& spec, const py::kwargs& kwargs
     } catch (const py::cast_error&) {
       throw_error(StatusCode::kInvalidArgument,
                   std::string(spec.name) + " attribute '" + name + "' takes " +
-                      (attr->is_float ? "a float" : "an integer") + ", not " +
-                      py::str(py::type::of(value)).cast<std::string>());
+                      (attr->is_float ? "a float" : "a 64-bit integer") + ", not " +
+                      py::repr(value).cast<std::string>());
     }
   }
   return attrs;

@@ -52,7 +52,23 @@ DType dtype_of_array(const py::array& array) {
 Device resolve_device(const py::object& device) {
   if (device.is_none()) return Runtime::global().device("cpu");
   if (py::isinstance<py::str>(device)) return Runtime::global().device(device.cast<std::string>());
+  if (!py::isinstance<Device>(device))
+    throw_error(StatusCode::kInvalidArgument,
+                "device is a polychip.Device, a spec string (\"cpu:0\") or None, not " +
+                    py::repr(device).cast<std::string>());
   return device.cast<Device>();
+}
+
+// The HAL's element count does not check for overflow: a shape whose size
+// wraps would get a buffer smaller than the views NumPy makes of it.
+Tensor checked_empty(const Device& device, DType dtype, const Shape& shape) {
+  uint64_t bytes = dtype_size(dtype);
+  for (int64_t d : shape)
+    if (d > 0 && __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+      throw_error(StatusCode::kInvalidArgument,
+                  "shape " + py::repr(py::tuple(py::cast(shape))).cast<std::string>() + " of " +
+                      std::string(dtype_name(dtype)) + " needs more than 2^64 bytes");
+  return Tensor(device, dtype, shape);
 }
 
 Tensor tensor_from_array(const py::object& data, const std::optional<std::string>& dtype_name,
@@ -105,8 +121,13 @@ py::dict array_interface(const Tensor& tensor) {
   interface["version"] = 3;
   interface["shape"] = py::tuple(py::cast(tensor.shape()));
   interface["typestr"] = t->typestr;
-  interface["data"] =
-      py::make_tuple(reinterpret_cast<uintptr_t>(tensor.buffer().host_pointer()), false);
+  void* data = host_visible_pointer(tensor);
+  // An empty tensor may have no memory, but NumPy takes a null pointer for
+  // "no data"; any aligned address does, as nothing is read (read-only).
+  alignas(16) static const char empty_storage[16] = {};
+  const bool empty = tensor.numel() == 0;
+  interface["data"] = py::make_tuple(
+      reinterpret_cast<uintptr_t>(empty ? static_cast<const void*>(empty_storage) : data), empty);
   return interface;
 }
 
@@ -139,7 +160,7 @@ void bind_tensors(py::module_& m) {
   m.def(
       "empty",
       [](const std::vector<int64_t>& shape, const std::string& dtype, const py::object& device) {
-        return Tensor(resolve_device(device), parse_dtype(dtype), shape);
+        return checked_empty(resolve_device(device), parse_dtype(dtype), shape);
       },
       py::arg("shape"), py::arg("dtype") = "f32", py::arg("device") = py::none(),
       "An uninitialised row-major tensor; device is a Device, a spec string or None (cpu).");

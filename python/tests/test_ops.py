@@ -67,8 +67,10 @@ def test_unknown_attribute_names_the_legal_ones():
 
 def test_attribute_of_the_wrong_type_is_named():
     y = polychip.empty([2, 2])
-    expect_error(polychip.StatusCode.INVALID_ARGUMENT, "'trans_a' takes an integer",
+    expect_error(polychip.StatusCode.INVALID_ARGUMENT, "'trans_a' takes a 64-bit integer, not 'yes'",
                  "gemm", y, y, y, y, trans_a="yes")
+    expect_error(polychip.StatusCode.INVALID_ARGUMENT, "not 1180591620717411303424",
+                 "gemm", y, y, y, y, trans_a=2**70)
 
 
 def test_contract_violation_reaches_python_with_its_code():

@@ -89,3 +89,20 @@ def test_unknown_dtype_name_is_refused():
     with pytest.raises(polychip.Error, match="f13") as raised:
         polychip.empty([2], dtype="f13")
     assert raised.value.code == polychip.StatusCode.INVALID_ARGUMENT
+
+
+def test_shape_whose_size_overflows_is_refused_not_wrapped():
+    with pytest.raises(polychip.Error, match=r"needs more than 2\^64 bytes") as raised:
+        polychip.empty([2**40, 2**40])
+    assert raised.value.code == polychip.StatusCode.INVALID_ARGUMENT
+
+
+def test_device_of_the_wrong_type_is_named():
+    with pytest.raises(polychip.Error, match="not 3") as raised:
+        polychip.empty([2], device=3)
+    assert raised.value.code == polychip.StatusCode.INVALID_ARGUMENT
+
+
+def test_empty_tensor_views_as_an_empty_array():
+    view = np.asarray(polychip.tensor(np.zeros((0, 3), dtype=np.float32)))
+    assert view.shape == (0, 3) and view.dtype == np.float32
