@@ -1,5 +1,6 @@
 // Every op of the contract by name: polychip.call("gemm", a, b, c, y,
-// alpha=2.0) runs it on the tensors' device and waits for it. Tensors are
+// alpha=2.0) runs it on the tensors' device and waits for it, or, with
+// stream=polychip.Stream, queues it there without waiting. Tensors are
 // inputs then outputs in contract order; keyword arguments are the op's
 // attributes by their contract names (unnamed ones keep their defaults).
 #include <pybind11/pybind11.h>
@@ -12,6 +13,7 @@
 #include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
+#include "python_stream.hpp"
 
 namespace py = pybind11;
 
@@ -59,22 +61,38 @@ polychip_op_attrs attrs_from_kwargs(const OpSpec& spec, const py::kwargs& kwargs
   return attrs;
 }
 
-void call_op(const std::string& op, const py::args& args, const py::kwargs& kwargs) {
+void call_op(const std::string& op, const py::args& args, py::kwargs kwargs) {
   const OpSpec& spec = op_spec(op);
+  PythonStream* stream = nullptr;  // none: a stream of its own, waited for
+  if (kwargs.contains("stream")) {
+    const py::object given = kwargs["stream"];
+    if (!given.is_none() && !py::isinstance<PythonStream>(given))
+      throw_error(StatusCode::kInvalidArgument, op + " stream= takes a polychip.Stream, not " +
+                                                    py::repr(given).cast<std::string>());
+    stream = given.cast<PythonStream*>();
+    PyDict_DelItemString(kwargs.ptr(), "stream");
+  }
   const polychip_op_attrs attrs = attrs_from_kwargs(spec, kwargs);
+  std::vector<Tensor> tensors;
   std::vector<TensorView> views;
   for (const auto& arg : args) {
     if (!py::isinstance<Tensor>(arg))
       throw_error(StatusCode::kInvalidArgument,
                   op + " argument " + std::to_string(views.size()) + " is a " +
                       py::str(py::type::of(arg)).cast<std::string>() + ", not a polychip.Tensor");
-    views.push_back(arg.cast<const Tensor&>().view());
+    tensors.push_back(arg.cast<const Tensor&>());
+    views.push_back(tensors.back().view());
   }
   if (views.empty()) throw_error(StatusCode::kInvalidArgument, op + " was given no tensors");
+  if (stream) {
+    Runtime::global().dispatcher().call(op, views, attrs, stream->stream);
+    stream->enqueue(tensors);
+    return;
+  }
   py::gil_scoped_release unlocked;
-  Stream stream(views.front().device());
-  Runtime::global().dispatcher().call(op, views, attrs, stream);
-  stream.synchronize();
+  Stream own(views.front().device());
+  Runtime::global().dispatcher().call(op, views, attrs, own);
+  own.synchronize();
 }
 
 py::dict op_info(const OpSpec& spec) {
@@ -93,7 +111,8 @@ py::dict op_info(const OpSpec& spec) {
 
 void bind_ops(py::module_& m) {
   m.def("call", &call_op, py::arg("op"),
-        "Runs a contract op on its tensors' device: call(op, *inputs_then_outputs, **attributes).");
+        "Runs a contract op on its tensors' device: call(op, *inputs_then_outputs, "
+        "stream=None, **attributes); with a stream it is queued, not waited for.");
   m.def(
       "ops",
       [] {

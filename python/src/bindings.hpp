@@ -13,6 +13,7 @@ namespace polychip::python {
 void bind_errors(pybind11::module_& m);
 void bind_devices(pybind11::module_& m);
 void bind_tensors(pybind11::module_& m);
+void bind_streams(pybind11::module_& m);  // before bind_ops: call() takes a stream
 void bind_ops(pybind11::module_& m);
 void bind_dlpack(pybind11::module_& m);  // after bind_tensors: adds to polychip.Tensor
 

@@ -7,5 +7,6 @@ PYBIND11_MODULE(_polychip, m) {
   polychip::python::bind_devices(m);
   polychip::python::bind_tensors(m);
   polychip::python::bind_dlpack(m);
+  polychip::python::bind_streams(m);
   polychip::python::bind_ops(m);
 }
