@@ -15,7 +15,7 @@ packages=(
   hipcc libamdhip64-dev
   libfabric-dev libfabric-bin rdma-core libibverbs-dev
   openmpi-bin libopenmpi-dev
-  pybind11-dev python3-dev python3-numpy python3-jsonschema
+  pybind11-dev python3-dev python3-numpy python3-jsonschema python3-pytest libdlpack-dev
   iproute2 procps
 )
 if [[ "${1:-}" == "--bench" ]]; then

@@ -1,11 +1,12 @@
 # Configures and builds adapters/_template in BUILD_DIR with its own CMake
-# (nothing from the polychip build but the header folder), then checks that
-# `polychip info --json` lists it through POLYCHIP_ADAPTER_PATH with one
+# against the polychip installed in PREFIX (find_package(polychip)), then
+# checks that the installed `polychip info --json` lists it through POLYCHIP_ADAPTER_PATH with one
 # device of type template.host.
+set(POLYCHIP_TOOL ${PREFIX}/bin/polychip)
 file(REMOVE_RECURSE ${BUILD_DIR})
 execute_process(
   COMMAND ${CMAKE_COMMAND} -S ${TEMPLATE_SOURCE} -B ${BUILD_DIR} -G ${GENERATOR}
-          -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DPOLYCHIP_INCLUDE_DIR=${POLYCHIP_INCLUDE_DIR}
+          -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${PREFIX}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 if(rc)
   message(FATAL_ERROR "configuring the template failed:\n${out}")

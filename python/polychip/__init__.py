@@ -1,0 +1,42 @@
+"""polychip: a hardware abstraction layer for AI chips, from Python.
+
+The compiled part (polychip._polychip) holds the runtime: adapters, devices,
+tensors and the operator contract; polychip.patching is pure Python.
+See docs/python.md.
+"""
+
+from ._polychip import (  # noqa: F401 (re-exported)
+    Adapter,
+    Device,
+    Error,
+    Event,
+    StatusCode,
+    Stream,
+    Tensor,
+    adapters,
+    call,
+    device,
+    devices,
+    empty,
+    ops,
+    tensor,
+)
+from . import patching  # noqa: F401 (pure Python, polychip.patching)
+
+__all__ = [
+    "Adapter",
+    "Device",
+    "Error",
+    "Event",
+    "StatusCode",
+    "Stream",
+    "Tensor",
+    "adapters",
+    "call",
+    "device",
+    "devices",
+    "empty",
+    "ops",
+    "patching",
+    "tensor",
+]

@@ -1,0 +1,44 @@
+// polychip.Error: every polychip::Error reaches Python as this exception,
+// with the contract's status code in .code (a polychip.StatusCode) and the
+// message without its "CODE: " prefix in .message.
+#include <pybind11/pybind11.h>
+
+#include "bindings.hpp"
+#include "polychip/error.hpp"
+
+namespace py = pybind11;
+
+namespace polychip::python {
+
+void bind_errors(py::module_& m) {
+  py::enum_<StatusCode>(m, "StatusCode", py::arithmetic())
+      .value("OK", StatusCode::kOk)
+      .value("INVALID_ARGUMENT", StatusCode::kInvalidArgument)
+      .value("NOT_FOUND", StatusCode::kNotFound)
+      .value("UNSUPPORTED", StatusCode::kUnsupported)
+      .value("OUT_OF_MEMORY", StatusCode::kOutOfMemory)
+      .value("UNAVAILABLE", StatusCode::kUnavailable)
+      .value("FAILED_PRECONDITION", StatusCode::kFailedPrecondition)
+      .value("INCOMPATIBLE_VERSION", StatusCode::kIncompatibleVersion)
+      .value("DEADLINE_EXCEEDED", StatusCode::kDeadlineExceeded)
+      .value("ABORTED", StatusCode::kAborted)
+      .value("DATA_CORRUPTION", StatusCode::kDataCorruption)
+      .value("INTERNAL", StatusCode::kInternal);
+
+  // Owned by the module for the interpreter's lifetime (never destroyed:
+  // a static py::object would be released after the interpreter is gone).
+  static py::handle error_type = py::exception<Error>(m, "Error").release();
+  error_type.attr("__module__") = "polychip";
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const Error& e) {
+      py::object error = py::reinterpret_borrow<py::object>(error_type)(e.what());
+      error.attr("code") = py::cast(e.code());
+      error.attr("message") = py::str(e.message());
+      PyErr_SetObject(error_type.ptr(), error.ptr());
+    }
+  });
+}
+
+}  // namespace polychip::python
