@@ -121,6 +121,46 @@ TEST(Trainer, ResumeWithAnotherConfigIsRefusedNamingTheField) {
   std::filesystem::remove_all(dir);
 }
 
+// What the hooks saw: "point@device_type" in call order.
+std::vector<std::string> hook_calls;
+polychip_status record_hook(const polychip_hook_args* a) {
+  hook_calls.push_back(std::string(a->hook_point) + "@" + a->device_type);
+  return POLYCHIP_OK;
+}
+polychip_status failing_hook(const polychip_hook_args*) { return POLYCHIP_INTERNAL; }
+
+TEST(Trainer, CallsTheTrainingHookPointsForItsDeviceType) {
+  CpuRuntime rt;
+  Dispatcher& d = rt.runtime.dispatcher();
+  hook_calls.clear();
+  for (const char* point :
+       {"train.before_forward", "train.after_backward", "train.before_optimizer_step"})
+    d.register_hook("cpu.host", point, &record_hook, "trainer_test");
+  Trainer trainer(train_preset("tiny"), rt.ops);
+  trainer.step();
+  trainer.step();
+  const std::vector<std::string> one_step{"train.before_forward@cpu.host",
+                                          "train.after_backward@cpu.host",
+                                          "train.before_optimizer_step@cpu.host"};
+  std::vector<std::string> expected = one_step;
+  expected.insert(expected.end(), one_step.begin(), one_step.end());
+  EXPECT_EQ(hook_calls, expected);
+}
+
+TEST(Trainer, AFailingHookStopsTheStepNamingIt) {
+  CpuRuntime rt;
+  rt.runtime.dispatcher().register_hook("cpu.host", "train.after_backward", &failing_hook,
+                                        "trainer_test");
+  Trainer trainer(train_preset("tiny"), rt.ops);
+  try {
+    trainer.step();
+    FAIL() << "the failing hook was ignored";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("train.after_backward"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(trainer.steps_done(), 0);
+}
+
 TEST(Trainer, BadConfigIsRefused) {
   CpuRuntime rt;
   TrainConfig config = train_preset("tiny");
