@@ -22,8 +22,20 @@ TrainConfig train_preset(std::string_view name) {
     c.seq_len = 64;
     return c;
   }
-  throw Error(StatusCode::kInvalidArgument,
-              "unknown training preset '" + std::string(name) + "' (presets: tiny, default)");
+  if (name == "gpt2-small") {  // GPT-2 124M's shapes, for machines that can
+    c.model = {.vocab_size = 50257,
+               .max_seq_len = 1024,
+               .num_layers = 12,
+               .num_heads = 12,
+               .channels = 768};
+    c.batch_size = 4;
+    c.seq_len = 1024;
+    c.learning_rate = 6e-4;
+    c.corpus_tokens = 1 << 22;
+    return c;
+  }
+  throw Error(StatusCode::kInvalidArgument, "unknown training preset '" + std::string(name) +
+                                                "' (presets: tiny, default, gpt2-small)");
 }
 
 void validate(const TrainConfig& c) {

@@ -33,7 +33,8 @@ struct TrainConfig {
   int64_t corpus_tokens = 1 << 16;
 };
 
-// "tiny" (gradient checks, seconds), "default" (the standard workload);
+// "tiny" (gradient checks, seconds), "default" (the standard workload),
+// "gpt2-small" (GPT-2 124M's shapes);
 // throws INVALID_ARGUMENT listing the presets for another name.
 TrainConfig train_preset(std::string_view name);
 // Throws INVALID_ARGUMENT naming the first bad field.

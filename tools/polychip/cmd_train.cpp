@@ -15,7 +15,7 @@ const bool registered = polychip::cli::register_command(
       sub.add_option("-a,--adapter", o->device,
                      "device: adapter[:index] or device type (cpu, sim.faithful, opencl)")
           ->capture_default_str();
-      sub.add_option("-p,--preset", o->preset, "model and batch sizes: tiny | default")
+      sub.add_option("-p,--preset", o->preset, "model and batch sizes: tiny | default | gpt2-small")
           ->capture_default_str();
       sub.add_option("-n,--steps", o->steps, "total optimizer steps")->capture_default_str();
       sub.add_option("-o,--out", o->out_dir, "run directory (weights, optimizer, curves)")

@@ -121,6 +121,17 @@ print('ok')
   EXPECT_EQ(std::system(command.str().c_str()), 0) << command.str();
 }
 
+TEST(Gpt2Layout, TheGpt2SmallPresetHasGpt2SmallsParameterCount) {
+  const TrainConfig small = train_preset("gpt2-small");
+  const Gpt2Config& m = small.model;
+  // transformers' GPT2Model("gpt2").num_parameters(): 124,439,808.
+  const Gpt2ParamLayout layout(m);
+  EXPECT_EQ(layout.total(), 124439808);
+  std::map<std::string, Shape> shapes;
+  for (const ParamInfo& p : layout.params()) shapes[p.name] = p.shape;
+  EXPECT_EQ(shapes, hf_gpt2_state_dict(m.vocab_size, m.max_seq_len, m.channels, m.num_layers));
+}
+
 TEST(Safetensors, RoundTripsAndRefusesDamagedFiles) {
   const std::vector<NamedTensor> tensors{{"a", "F32", {2}, f32_bytes({1.5, -2})},
                                          {"b", "F32", {1, 1}, f32_bytes({3})}};
