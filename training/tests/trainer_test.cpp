@@ -79,6 +79,22 @@ TEST(Trainer, GradientClippingBoundsTheUpdate) {
   EXPECT_NEAR(std::sqrt(m_unclipped), 0.1 * u.grad_norm, 1e-3 * u.grad_norm);
 }
 
+TEST(Trainer, WeightDecayIsDecoupledFromTheGradient) {
+  CpuRuntime rt;
+  TrainConfig config = train_preset("tiny");
+  const std::vector<double> initial = Trainer(config, rt.ops).state().params;
+  Trainer plain(config, rt.ops);
+  config.weight_decay = 0.5;
+  Trainer decayed(config, rt.ops);
+  plain.step();
+  decayed.step();
+  EXPECT_EQ(plain.history()[0].grad_norm, decayed.history()[0].grad_norm);
+  // p' = p - lr (wd p + adam(g)): the runs differ by lr wd p, whatever g.
+  const std::vector<double> a = plain.state().params, b = decayed.state().params;
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_NEAR(a[i] - b[i], config.learning_rate * 0.5 * initial[i], 1e-7) << "parameter " << i;
+}
+
 TEST(Trainer, CheckpointAndResumeContinueBitForBit) {
   CpuRuntime rt;
   const TrainConfig config = train_preset("tiny");
