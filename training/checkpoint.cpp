@@ -109,7 +109,8 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer) {
 TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) {
   const nlohmann::json run =
       nlohmann::json::parse(read_whole_file(dir + "/training_state.json"), nullptr, false);
-  if (!run.is_object() || !run.contains("config") || !run.contains("history"))
+  if (!run.is_object() || !run.contains("config") || !run["config"].is_object() ||
+      !run.contains("history") || !run["history"].is_array())
     throw Error(StatusCode::kDataCorruption,
                 "training checkpoint: " + dir + "/training_state.json is not a training state");
   const nlohmann::json expected = train_config_json(config);

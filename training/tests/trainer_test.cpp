@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "checkpoint.hpp"
 #include "polychip/error.hpp"
@@ -134,6 +135,31 @@ TEST(Trainer, ResumeWithAnotherConfigIsRefusedNamingTheField) {
     EXPECT_NE(e.message().find("learning_rate"), std::string::npos) << e.message();
   }
   EXPECT_THROW(read_checkpoint(dir + "_missing", config), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Trainer, DamagedCheckpointIsRefusedAsDataCorruption) {
+  CpuRuntime rt;
+  const TrainConfig config = train_preset("tiny");
+  const std::string dir = temp_dir("damaged");
+  Trainer trainer(config, rt.ops);
+  trainer.step();
+  const auto expect_corrupt = [&](const char* what) {
+    try {
+      read_checkpoint(dir, config);
+      ADD_FAILURE() << what << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << what << ": " << e.what();
+    }
+  };
+  write_checkpoint(dir, trainer);
+  std::filesystem::resize_file(dir + "/model.safetensors", 100);
+  expect_corrupt("a truncated model.safetensors");
+  write_checkpoint(dir, trainer);
+  std::ofstream(dir + "/training_state.json") << R"({"config": 3, "history": []})";
+  expect_corrupt("a config that is not an object");
+  std::ofstream(dir + "/training_state.json") << "{not json";
+  expect_corrupt("a training_state.json that is not JSON");
   std::filesystem::remove_all(dir);
 }
 
