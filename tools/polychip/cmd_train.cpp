@@ -1,0 +1,32 @@
+// `polychip train`: the standard GPT-2 training workload on one device.
+// Logic in training/ (polychip_training).
+#include <iostream>
+#include <memory>
+
+#include "command.hpp"
+#include "train_run.hpp"
+
+namespace {
+
+const bool registered = polychip::cli::register_command(
+    "train", "Train the standard GPT-2 workload on a device, writing curves and checkpoints",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<polychip::training::TrainRunOptions>();
+      sub.add_option("-a,--adapter", o->device,
+                     "device: adapter[:index] or device type (cpu, sim.faithful, opencl)")
+          ->capture_default_str();
+      sub.add_option("-p,--preset", o->preset, "model and batch sizes: tiny | default | gpt2-small")
+          ->capture_default_str();
+      sub.add_option("-n,--steps", o->steps, "total optimizer steps")->capture_default_str();
+      sub.add_option("-o,--out", o->out_dir, "run directory (weights, optimizer, curves)")
+          ->required();
+      sub.add_flag("--resume", o->resume, "continue from the checkpoint in --out");
+      sub.add_option("--checkpoint-every", o->checkpoint_every,
+                     "also write the run directory every K steps (0: at the end only)")
+          ->capture_default_str();
+      sub.add_option("--lr", o->learning_rate, "learning rate (default: the preset's)");
+      sub.add_option("--seed", o->seed, "weights and corpus seed (default: the preset's)");
+      return [o] { return polychip::training::run_training(*o, std::cout, std::cerr); };
+    });
+
+}  // namespace

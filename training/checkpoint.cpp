@@ -1,0 +1,149 @@
+#include "checkpoint.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "atomic_file.hpp"
+#include "npy_file.hpp"
+#include "polychip/error.hpp"
+#include "safetensors.hpp"
+
+namespace polychip::training {
+namespace {
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(StatusCode::kNotFound, "training checkpoint: cannot open " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<double> slice(const std::vector<double>& flat, const ParamInfo& p) {
+  return {flat.begin() + p.offset, flat.begin() + p.offset + p.numel()};
+}
+
+std::string metrics_npy(const std::vector<StepRecord>& history) {
+  std::vector<double> rows;
+  for (const StepRecord& r : history)
+    rows.insert(rows.end(), {static_cast<double>(r.step), r.loss, r.grad_norm, r.learning_rate});
+  return encode_npy_f64(rows, static_cast<int64_t>(history.size()), 4);
+}
+
+}  // namespace
+
+nlohmann::json hf_gpt2_config(const Gpt2Config& c) {
+  return {{"architectures", {"GPT2LMHeadModel"}},
+          {"model_type", "gpt2"},
+          {"vocab_size", c.vocab_size},
+          {"n_positions", c.max_seq_len},
+          {"n_ctx", c.max_seq_len},
+          {"n_embd", c.channels},
+          {"n_layer", c.num_layers},
+          {"n_head", c.num_heads},
+          {"n_inner", nullptr},
+          {"activation_function", "gelu_new"},
+          {"layer_norm_epsilon", c.layernorm_eps},
+          {"resid_pdrop", 0.0},
+          {"embd_pdrop", 0.0},
+          {"attn_pdrop", 0.0},
+          {"scale_attn_weights", true},
+          {"tie_word_embeddings", true},
+          {"bos_token_id", 0},
+          {"eos_token_id", 0},
+          {"torch_dtype", "float32"}};
+}
+
+nlohmann::json train_config_json(const TrainConfig& c) {
+  const Gpt2Config& m = c.model;
+  return {{"vocab_size", m.vocab_size},
+          {"max_seq_len", m.max_seq_len},
+          {"num_layers", m.num_layers},
+          {"num_heads", m.num_heads},
+          {"channels", m.channels},
+          {"layernorm_eps", m.layernorm_eps},
+          {"batch_size", c.batch_size},
+          {"seq_len", c.seq_len},
+          {"learning_rate", c.learning_rate},
+          {"beta1", c.beta1},
+          {"beta2", c.beta2},
+          {"adam_eps", c.adam_eps},
+          {"weight_decay", c.weight_decay},
+          {"grad_clip", c.grad_clip},
+          {"seed", c.seed},
+          {"corpus_tokens", c.corpus_tokens}};
+}
+
+void write_checkpoint(const std::string& dir, const Trainer& trainer) {
+  std::filesystem::create_directories(dir);
+  const TrainerState state = trainer.state();
+  const Gpt2ParamLayout& layout = trainer.model().layout();
+  std::vector<NamedTensor> weights;
+  for (const ParamInfo& p : layout.params())
+    weights.push_back({p.name, "F32", p.shape, f32_bytes(slice(state.params, p))});
+  using conformance::write_file_atomically;
+  write_file_atomically(dir + "/model.safetensors",
+                        encode_safetensors(weights, {{"format", "pt"}}));
+  write_file_atomically(dir + "/config.json",
+                        hf_gpt2_config(trainer.config().model).dump(2) + "\n");
+  const Shape flat{layout.total()};
+  write_file_atomically(dir + "/optimizer.safetensors",
+                        encode_safetensors({{"adamw.m", "F32", flat, f32_bytes(state.adam_m)},
+                                            {"adamw.v", "F32", flat, f32_bytes(state.adam_v)}},
+                                           {{"format", "polychip"}}));
+  nlohmann::json history = nlohmann::json::array();
+  for (const StepRecord& r : state.history)
+    history.push_back({r.step, r.loss, r.grad_norm, r.learning_rate});
+  const nlohmann::json run = {{"schema", "polychip.training_state/1"},
+                              {"config", train_config_json(trainer.config())},
+                              {"corpus", "markov-v1"},
+                              {"corpus_hash", trainer.corpus_hash()},
+                              {"steps_done", trainer.steps_done()},
+                              {"history_columns", {"step", "loss", "grad_norm", "learning_rate"}},
+                              {"history", history}};
+  write_file_atomically(dir + "/training_state.json", run.dump(2) + "\n");
+  write_file_atomically(dir + "/metrics.npy", metrics_npy(state.history));
+}
+
+TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) {
+  const nlohmann::json run =
+      nlohmann::json::parse(read_whole_file(dir + "/training_state.json"), nullptr, false);
+  if (!run.is_object() || !run.contains("config") || !run["config"].is_object() ||
+      !run.contains("history") || !run["history"].is_array())
+    throw Error(StatusCode::kDataCorruption,
+                "training checkpoint: " + dir + "/training_state.json is not a training state");
+  const nlohmann::json expected = train_config_json(config);
+  for (const auto& [key, value] : expected.items())
+    if (run["config"].value(key, nlohmann::json()) != value)
+      throw Error(StatusCode::kInvalidArgument,
+                  "training checkpoint: " + dir + " was written with " + key + " = " +
+                      run["config"].value(key, nlohmann::json()).dump() + ", this run has " +
+                      value.dump());
+  TrainerState state;
+  const SafetensorsFile model = decode_safetensors(read_whole_file(dir + "/model.safetensors"));
+  const Gpt2ParamLayout layout(config.model);
+  for (const ParamInfo& p : layout.params()) {
+    const NamedTensor& t = model.at(p.name);
+    if (t.shape != p.shape)
+      throw Error(StatusCode::kDataCorruption,
+                  "training checkpoint: " + p.name + " has the wrong shape");
+    const std::vector<double> v = f32_values(t);
+    state.params.insert(state.params.end(), v.begin(), v.end());
+  }
+  const SafetensorsFile optimizer =
+      decode_safetensors(read_whole_file(dir + "/optimizer.safetensors"));
+  state.adam_m = f32_values(optimizer.at("adamw.m"));
+  state.adam_v = f32_values(optimizer.at("adamw.v"));
+  try {
+    for (const auto& row : run["history"])
+      state.history.push_back({row.at(0).get<int64_t>(), row.at(1).get<double>(),
+                               row.at(2).get<double>(), row.at(3).get<double>()});
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(StatusCode::kDataCorruption,
+                "training checkpoint: history in " + dir + "/training_state.json: " + e.what());
+  }
+  return state;
+}
+
+}  // namespace polychip::training

@@ -1,0 +1,57 @@
+#include "gpt2_config.hpp"
+
+#include <string>
+
+#include "polychip/error.hpp"
+
+namespace polychip::training {
+
+TrainConfig train_preset(std::string_view name) {
+  TrainConfig c;
+  if (name == "tiny") {
+    c.model = {.vocab_size = 16, .max_seq_len = 8, .num_layers = 2, .num_heads = 2, .channels = 8};
+    c.batch_size = 2;
+    c.seq_len = 8;
+    c.corpus_tokens = 4096;
+    return c;
+  }
+  if (name == "default") {
+    c.model = {
+        .vocab_size = 256, .max_seq_len = 64, .num_layers = 4, .num_heads = 4, .channels = 128};
+    c.batch_size = 8;
+    c.seq_len = 64;
+    return c;
+  }
+  if (name == "gpt2-small") {  // GPT-2 124M's shapes, for machines that can
+    c.model = {.vocab_size = 50257,
+               .max_seq_len = 1024,
+               .num_layers = 12,
+               .num_heads = 12,
+               .channels = 768};
+    c.batch_size = 4;
+    c.seq_len = 1024;
+    c.learning_rate = 6e-4;
+    c.corpus_tokens = 1 << 22;
+    return c;
+  }
+  throw Error(StatusCode::kInvalidArgument, "unknown training preset '" + std::string(name) +
+                                                "' (presets: tiny, default, gpt2-small)");
+}
+
+void validate(const TrainConfig& c) {
+  const auto fail = [](const std::string& what) {
+    throw Error(StatusCode::kInvalidArgument, "training config: " + what);
+  };
+  const Gpt2Config& m = c.model;
+  if (m.vocab_size < 2) fail("vocab_size must be >= 2");
+  if (m.num_layers < 1) fail("num_layers must be >= 1");
+  if (m.num_heads < 1 || m.channels < 1 || m.channels % m.num_heads != 0)
+    fail("channels must be a positive multiple of num_heads");
+  if (c.batch_size < 1) fail("batch_size must be >= 1");
+  if (c.seq_len < 1 || c.seq_len > m.max_seq_len) fail("seq_len must be in [1, max_seq_len]");
+  if (c.corpus_tokens < c.seq_len + 1) fail("corpus_tokens must exceed seq_len");
+  if (!(c.learning_rate >= 0) || !(c.grad_clip >= 0) || !(c.weight_decay >= 0))
+    fail("learning_rate, grad_clip and weight_decay must be >= 0");
+}
+
+}  // namespace polychip::training

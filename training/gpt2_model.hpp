@@ -1,0 +1,83 @@
+// The GPT-2 decoder's forward and backward passes, written out op by op as
+// llm.c does, every op a dispatcher call on the model's device:
+//   x = wte[ids] + wpe[pos]
+//   per block: x += attn_proj(causal_attention(c_attn(ln_1(x))))
+//              x += mlp_c_proj(gelu_tanh(c_fc(ln_2(x))))
+//   logits = ln_f(x) @ wte^T (tied), loss = mean cross-entropy.
+// Parameters and gradients are flat arrays in Gpt2ParamLayout order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gpt2_config.hpp"
+#include "gpt2_params.hpp"
+#include "hal_ops.hpp"
+
+namespace polychip::training {
+
+class Gpt2Model {
+ public:
+  // dtype: the compute and parameter dtype (f32 for training, f64 for the
+  // gradient check).
+  Gpt2Model(const Gpt2Config& config, int64_t batch_size, int64_t seq_len, DType dtype,
+            HalOps& ops);
+
+  const Gpt2Config& config() const { return config_; }
+  const Gpt2ParamLayout& layout() const { return layout_; }
+  DType dtype() const { return dtype_; }
+  int64_t batch_size() const { return batch_; }
+  int64_t seq_len() const { return seq_; }
+
+  // Host copies of the flat parameter array, in doubles (rounded to dtype
+  // on the way in).
+  void set_params(const std::vector<double>& values);
+  std::vector<double> params() const;
+  std::vector<double> grads() const;
+  const Buffer& param_buffer() const { return params_.buffer(); }
+  const Buffer& grad_buffer() const { return grads_.buffer(); }
+  const Tensor& param_tensor() const { return params_; }
+  const Tensor& grad_tensor() const { return grads_; }
+  const Tensor& logits() const { return logits_; }
+
+  // tokens and targets: batch_size * seq_len ids in [0, vocab_size).
+  // Returns the mean cross-entropy loss (f32 per position, summed in double).
+  double forward(const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets);
+  // Gradients of the mean loss of the last forward() into grads (every
+  // element overwritten).
+  void backward();
+
+ private:
+  struct BlockActivations {
+    Tensor ln_1, ln_1_mean, ln_1_rstd, qkv, q, k, v, attn_out, attn_lse, attn_merged, residual_mid,
+        ln_2, ln_2_mean, ln_2_rstd, fc, fc_gelu;
+  };
+  BufferSlice param(int index) const;
+  BufferSlice grad(int index) const;
+  Tensor make(Shape shape, DType dtype) const;
+  Tensor make(Shape shape) const { return make(std::move(shape), dtype_); }
+  // [B*T, 3C] rows of q|k|v (each [T, H, hs]) <-> [B, H, T, hs].
+  TensorView qkv_part(const Tensor& qkv, int part) const;
+  // A [B*T, C] tensor seen as [B, H, T, hs].
+  TensorView heads_view(const Tensor& merged) const;
+  void block_forward(int layer, const Tensor& input, const Tensor& output);
+  // d_residual: gradient w.r.t. the block's output; on return, w.r.t. its input.
+  void block_backward(int layer, const Tensor& input, Tensor& d_residual);
+
+  Gpt2Config config_;
+  Gpt2ParamLayout layout_;
+  int64_t batch_, seq_, rows_;
+  DType dtype_;
+  HalOps& ops_;
+  Device device_;
+  Tensor params_, grads_;
+  Tensor tokens_, targets_, positions_;
+  std::vector<Tensor> residuals_;  // num_layers + 1, [B*T, C]
+  std::vector<BlockActivations> blocks_;
+  Tensor ln_f_, ln_f_mean_, ln_f_rstd_, logits_, losses_;
+  // backward scratch
+  Tensor d_logits_, d_loss_, d_wte_embedding_, d_ln_, d_residual_, d_residual_mid_, d_tmp_,
+      d_fc_gelu_, d_fc_, d_qkv_, d_attn_merged_, d_attn_out_, d_q_, d_k_, d_v_;
+};
+
+}  // namespace polychip::training

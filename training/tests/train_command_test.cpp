@@ -1,0 +1,102 @@
+// `polychip train` end to end (the real binary): a progress line per step,
+// the run directory, --resume continuing to the same curve as one run, and
+// refusals of a bad device or option with exit code 2.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class TrainCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("polychip_train_cmd_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  struct Result {
+    int exit_code;
+    std::string out, err;
+  };
+  Result train(const std::string& args) {
+    const std::string cmd =
+        "env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS '" + std::string(POLYCHIP_CLI) + "' train " +
+        args + " > '" + (dir_ / "stdout").string() + "' 2> '" + (dir_ / "stderr").string() + "'";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "stdout"),
+            slurp(dir_ / "stderr")};
+  }
+  nlohmann::json history(const std::string& run) {
+    return nlohmann::json::parse(slurp(dir_ / run / "training_state.json"))["history"];
+  }
+  fs::path dir_;
+};
+
+TEST_F(TrainCommand, PrintsAProgressLinePerStepAndWritesTheRunDirectory) {
+  const Result r = train("--adapter cpu --preset tiny --steps 4 --out " + (dir_ / "run").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::regex line(R"(step +(\d+)/4  loss \d+\.\d{6}  grad_norm \d+\.\d{4}  lr .* ms)");
+  int steps = 0;
+  std::istringstream lines(r.out);
+  for (std::string l; std::getline(lines, l);)
+    if (std::smatch m; std::regex_match(l, m, line)) {
+      EXPECT_EQ(std::stoi(m[1]), ++steps) << l;
+    }
+  EXPECT_EQ(steps, 4) << r.out;
+  for (const char* f : {"model.safetensors", "config.json", "optimizer.safetensors",
+                        "training_state.json", "metrics.npy"})
+    EXPECT_TRUE(fs::exists(dir_ / "run" / f)) << f;
+  EXPECT_EQ(history("run").size(), 4u);
+}
+
+TEST_F(TrainCommand, ResumeContinuesToTheSameCurveAsOneRun) {
+  ASSERT_EQ(train("--preset tiny --steps 4 --out " + (dir_ / "straight").string()).exit_code, 0);
+  ASSERT_EQ(train("--preset tiny --steps 2 --out " + (dir_ / "split").string()).exit_code, 0);
+  const Result r = train("--preset tiny --steps 4 --resume --out " + (dir_ / "split").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("step     3/4"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("step     1/4"), std::string::npos) << r.out;
+  EXPECT_EQ(history("straight"), history("split"));
+  EXPECT_EQ(slurp(dir_ / "straight" / "model.safetensors"),
+            slurp(dir_ / "split" / "model.safetensors"));
+}
+
+TEST_F(TrainCommand, BadDeviceOrOptionIsAUsageError) {
+  Result r = train("--adapter no_such_chip --preset tiny --steps 1 --out " + (dir_ / "x").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no device 'no_such_chip'"), std::string::npos) << r.err;
+  r = train("--preset huge --steps 1 --out " + (dir_ / "x").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("presets: tiny, default, gpt2-small"), std::string::npos) << r.err;
+  r = train("--preset tiny --steps 0 --out " + (dir_ / "x").string());
+  EXPECT_EQ(r.exit_code, 2);
+  r = train("--preset tiny --steps 1");  // --out missing
+  EXPECT_EQ(r.exit_code, 2);
+  r = train("--preset tiny --steps 2 --resume --out " + (dir_ / "never_written").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("never_written"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,215 @@
+// The training loop on the cpu adapter: the loss falls, a run reproduces
+// itself bit for bit, and checkpoint + resume continues bit for bit.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "checkpoint.hpp"
+#include "polychip/error.hpp"
+#include "runtime_fixture.hpp"
+#include "trainer.hpp"
+
+namespace polychip::training {
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("polychip_training_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+void expect_same_history(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].step, b[i].step);
+    // Bitwise: == on doubles that came from the same f32 computation.
+    EXPECT_EQ(a[i].loss, b[i].loss) << "step " << a[i].step;
+    EXPECT_EQ(a[i].grad_norm, b[i].grad_norm) << "step " << a[i].step;
+  }
+}
+
+TEST(Trainer, LossFallsOverFiftySteps) {
+  CpuRuntime rt;
+  // tiny's 16 tokens a step are too noisy a signal: 256 tokens, 16 channels.
+  TrainConfig config = train_preset("tiny");
+  config.model.channels = 16;
+  config.batch_size = 32;
+  config.learning_rate = 1e-2;
+  Trainer trainer(config, rt.ops);
+  double first = 0, last = 0;
+  for (int s = 0; s < 50; ++s) {
+    const StepRecord r = trainer.step();
+    ASSERT_TRUE(std::isfinite(r.loss) && std::isfinite(r.grad_norm)) << "step " << r.step;
+    if (s < 5) first += r.loss / 5;
+    if (s >= 45) last += r.loss / 5;
+  }
+  EXPECT_NEAR(first, std::log(16.0), 0.3);  // uniform over the vocabulary at init
+  EXPECT_LT(last, first - 1.0) << "mean loss of steps 1-5 " << first << ", 46-50 " << last;
+}
+
+TEST(Trainer, ARunReproducesItselfBitForBit) {
+  CpuRuntime rt;
+  const TrainConfig config = train_preset("tiny");
+  Trainer a(config, rt.ops), b(config, rt.ops);
+  for (int s = 0; s < 5; ++s) a.step(), b.step();
+  expect_same_history(a.history(), b.history());
+  EXPECT_EQ(a.state().params, b.state().params);
+  EXPECT_EQ(a.state().adam_v, b.state().adam_v);
+}
+
+TEST(Trainer, GradientClippingBoundsTheUpdate) {
+  CpuRuntime rt;
+  TrainConfig config = train_preset("tiny");
+  config.grad_clip = 1e-3;  // far below the tiny model's first gradient norm
+  Trainer clipped(config, rt.ops);
+  config.grad_clip = 0;
+  Trainer unclipped(config, rt.ops);
+  const StepRecord c = clipped.step(), u = unclipped.step();
+  EXPECT_EQ(c.grad_norm, u.grad_norm);  // reported before clipping
+  ASSERT_GT(u.grad_norm, 1e-2);
+  // Adam's first step is lr * sign-like: clipping changes the second moment's
+  // epsilon share only, so compare the moments, which see the clipped grads.
+  const TrainerState cs = clipped.state(), us = unclipped.state();
+  double m_clipped = 0, m_unclipped = 0;
+  for (size_t i = 0; i < cs.adam_m.size(); ++i)
+    m_clipped += cs.adam_m[i] * cs.adam_m[i], m_unclipped += us.adam_m[i] * us.adam_m[i];
+  // m = (1 - beta1) g, so |m| = 0.1 |g|.
+  EXPECT_NEAR(std::sqrt(m_clipped), 0.1 * 1e-3, 1e-6);
+  EXPECT_NEAR(std::sqrt(m_unclipped), 0.1 * u.grad_norm, 1e-3 * u.grad_norm);
+}
+
+TEST(Trainer, WeightDecayIsDecoupledFromTheGradient) {
+  CpuRuntime rt;
+  TrainConfig config = train_preset("tiny");
+  const std::vector<double> initial = Trainer(config, rt.ops).state().params;
+  Trainer plain(config, rt.ops);
+  config.weight_decay = 0.5;
+  Trainer decayed(config, rt.ops);
+  plain.step();
+  decayed.step();
+  EXPECT_EQ(plain.history()[0].grad_norm, decayed.history()[0].grad_norm);
+  // p' = p - lr (wd p + adam(g)): the runs differ by lr wd p, whatever g.
+  const std::vector<double> a = plain.state().params, b = decayed.state().params;
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_NEAR(a[i] - b[i], config.learning_rate * 0.5 * initial[i], 1e-7) << "parameter " << i;
+}
+
+TEST(Trainer, CheckpointAndResumeContinueBitForBit) {
+  CpuRuntime rt;
+  const TrainConfig config = train_preset("tiny");
+  Trainer straight(config, rt.ops);
+  for (int s = 0; s < 6; ++s) straight.step();
+
+  const std::string dir = temp_dir("resume");
+  {
+    Trainer first_half(config, rt.ops);
+    for (int s = 0; s < 3; ++s) first_half.step();
+    write_checkpoint(dir, first_half);
+  }
+  Trainer resumed(config, rt.ops);
+  resumed.restore(read_checkpoint(dir, config));
+  EXPECT_EQ(resumed.steps_done(), 3);
+  for (int s = 0; s < 3; ++s) resumed.step();
+  expect_same_history(straight.history(), resumed.history());
+  EXPECT_EQ(straight.state().params, resumed.state().params);
+  EXPECT_EQ(straight.state().adam_m, resumed.state().adam_m);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Trainer, ResumeWithAnotherConfigIsRefusedNamingTheField) {
+  CpuRuntime rt;
+  const TrainConfig config = train_preset("tiny");
+  const std::string dir = temp_dir("mismatch");
+  Trainer trainer(config, rt.ops);
+  trainer.step();
+  write_checkpoint(dir, trainer);
+  TrainConfig other = config;
+  other.learning_rate = 5e-4;
+  try {
+    read_checkpoint(dir, other);
+    FAIL() << "a different learning rate was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("learning_rate"), std::string::npos) << e.message();
+  }
+  EXPECT_THROW(read_checkpoint(dir + "_missing", config), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Trainer, DamagedCheckpointIsRefusedAsDataCorruption) {
+  CpuRuntime rt;
+  const TrainConfig config = train_preset("tiny");
+  const std::string dir = temp_dir("damaged");
+  Trainer trainer(config, rt.ops);
+  trainer.step();
+  const auto expect_corrupt = [&](const char* what) {
+    try {
+      read_checkpoint(dir, config);
+      ADD_FAILURE() << what << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << what << ": " << e.what();
+    }
+  };
+  write_checkpoint(dir, trainer);
+  std::filesystem::resize_file(dir + "/model.safetensors", 100);
+  expect_corrupt("a truncated model.safetensors");
+  write_checkpoint(dir, trainer);
+  std::ofstream(dir + "/training_state.json") << R"({"config": 3, "history": []})";
+  expect_corrupt("a config that is not an object");
+  std::ofstream(dir + "/training_state.json") << "{not json";
+  expect_corrupt("a training_state.json that is not JSON");
+  std::filesystem::remove_all(dir);
+}
+
+// What the hooks saw: "point@device_type" in call order.
+std::vector<std::string> hook_calls;
+polychip_status record_hook(const polychip_hook_args* a) {
+  hook_calls.push_back(std::string(a->hook_point) + "@" + a->device_type);
+  return POLYCHIP_OK;
+}
+polychip_status failing_hook(const polychip_hook_args*) { return POLYCHIP_INTERNAL; }
+
+TEST(Trainer, CallsTheTrainingHookPointsForItsDeviceType) {
+  CpuRuntime rt;
+  Dispatcher& d = rt.runtime.dispatcher();
+  hook_calls.clear();
+  for (const char* point :
+       {"train.before_forward", "train.after_backward", "train.before_optimizer_step"})
+    d.register_hook("cpu.host", point, &record_hook, "trainer_test");
+  Trainer trainer(train_preset("tiny"), rt.ops);
+  trainer.step();
+  trainer.step();
+  const std::vector<std::string> one_step{"train.before_forward@cpu.host",
+                                          "train.after_backward@cpu.host",
+                                          "train.before_optimizer_step@cpu.host"};
+  std::vector<std::string> expected = one_step;
+  expected.insert(expected.end(), one_step.begin(), one_step.end());
+  EXPECT_EQ(hook_calls, expected);
+}
+
+TEST(Trainer, AFailingHookStopsTheStepNamingIt) {
+  CpuRuntime rt;
+  rt.runtime.dispatcher().register_hook("cpu.host", "train.after_backward", &failing_hook,
+                                        "trainer_test");
+  Trainer trainer(train_preset("tiny"), rt.ops);
+  try {
+    trainer.step();
+    FAIL() << "the failing hook was ignored";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("train.after_backward"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(trainer.steps_done(), 0);
+}
+
+TEST(Trainer, BadConfigIsRefused) {
+  CpuRuntime rt;
+  TrainConfig config = train_preset("tiny");
+  config.model.num_heads = 3;  // 8 channels do not split into 3 heads
+  EXPECT_THROW(Trainer(config, rt.ops), Error);
+  EXPECT_THROW(train_preset("huge"), Error);
+}
+
+}  // namespace
+}  // namespace polychip::training

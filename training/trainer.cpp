@@ -1,0 +1,84 @@
+#include "trainer.hpp"
+
+#include "corpus.hpp"
+#include "polychip/error.hpp"
+
+namespace polychip::training {
+namespace {
+
+const TrainConfig& validated(const TrainConfig& config) {
+  validate(config);
+  return config;
+}
+
+std::vector<double> f32_tensor_values(const Tensor& t) {
+  const std::vector<float> f = t.to_vector<float>();
+  return {f.begin(), f.end()};
+}
+
+void set_f32_tensor(Tensor& t, const std::vector<double>& values) {
+  const std::vector<float> f(values.begin(), values.end());
+  t.copy_from_host(f.data());
+}
+
+}  // namespace
+
+Trainer::Trainer(const TrainConfig& config, HalOps& ops)
+    : config_(validated(config)),
+      ops_(ops),
+      model_(config.model, config.batch_size, config.seq_len, DType::kF32, ops),
+      adam_m_(ops.stream().device(), DType::kF32, {model_.layout().total()}),
+      adam_v_(ops.stream().device(), DType::kF32, {model_.layout().total()}),
+      grad_norm_(ops.stream().device(), DType::kF32, {1}),
+      corpus_(generate_corpus(config.model.vocab_size, config.corpus_tokens, config.seed)),
+      corpus_hash_(training::corpus_hash(corpus_)) {
+  model_.set_params(gpt2_initial_params(model_.layout(), config.model.num_layers, config.seed));
+  ops_.fill(adam_m_, 0.0);
+  ops_.fill(adam_v_, 0.0);
+}
+
+StepRecord Trainer::step() {
+  const Device& device = ops_.stream().device();
+  Dispatcher& dispatcher = ops_.dispatcher();
+  StepRecord record;
+  record.step = steps_done() + 1;
+  record.learning_rate = config_.learning_rate;
+  const Batch batch = batch_at(corpus_, steps_done(), config_.batch_size, config_.seq_len);
+  dispatcher.invoke_hook("train.before_forward", device);
+  record.loss = model_.forward(batch.tokens, batch.targets);
+  model_.backward();
+  dispatcher.invoke_hook("train.after_backward", device);
+  ops_.l2_norm(model_.grad_tensor(), grad_norm_);
+  ops_.stream().synchronize();
+  float norm = 0;
+  grad_norm_.copy_to_host(&norm);
+  record.grad_norm = norm;
+  if (config_.grad_clip > 0 && record.grad_norm > config_.grad_clip)
+    ops_.scale(model_.grad_tensor(), config_.grad_clip / (record.grad_norm + 1e-6),
+               model_.grad_tensor());
+  dispatcher.invoke_hook("train.before_optimizer_step", device);
+  ops_.adamw(model_.param_tensor(), model_.grad_tensor(), adam_m_, adam_v_, config_.learning_rate,
+             config_.beta1, config_.beta2, config_.adam_eps, config_.weight_decay, record.step);
+  ops_.stream().synchronize();
+  history_.push_back(record);
+  return record;
+}
+
+TrainerState Trainer::state() const {
+  ops_.stream().synchronize();
+  return {model_.params(), f32_tensor_values(adam_m_), f32_tensor_values(adam_v_), history_};
+}
+
+void Trainer::restore(const TrainerState& state) {
+  const auto n = static_cast<size_t>(model_.layout().total());
+  if (state.params.size() != n || state.adam_m.size() != n || state.adam_v.size() != n)
+    throw Error(StatusCode::kInvalidArgument,
+                "training: the saved state holds " + std::to_string(state.params.size()) +
+                    " parameters, this config has " + std::to_string(n));
+  model_.set_params(state.params);
+  set_f32_tensor(adam_m_, state.adam_m);
+  set_f32_tensor(adam_v_, state.adam_v);
+  history_ = state.history;
+}
+
+}  // namespace polychip::training

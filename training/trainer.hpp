@@ -1,0 +1,54 @@
+// The training loop of the standard workload: one step is forward, backward,
+// global gradient-norm clipping and one AdamW update (fp32 master weights),
+// every op through the dispatcher. The batches come from the step index, so
+// a run restored from its state continues bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gpt2_config.hpp"
+#include "gpt2_model.hpp"
+
+namespace polychip::training {
+
+struct StepRecord {
+  int64_t step = 0;  // 1-based, as AdamW counts
+  double loss = 0;
+  double grad_norm = 0;  // before clipping
+  double learning_rate = 0;
+};
+
+// Everything a resumed run needs besides the config.
+struct TrainerState {
+  std::vector<double> params, adam_m, adam_v;  // f32 values, flat layout order
+  std::vector<StepRecord> history;
+};
+
+class Trainer {
+ public:
+  // Validates the config, seeds the weights and generates the corpus.
+  Trainer(const TrainConfig& config, HalOps& ops);
+
+  StepRecord step();
+  int64_t steps_done() const { return static_cast<int64_t>(history_.size()); }
+  const std::vector<StepRecord>& history() const { return history_; }
+  const TrainConfig& config() const { return config_; }
+  const Gpt2Model& model() const { return model_; }
+  uint64_t corpus_hash() const { return corpus_hash_; }
+
+  TrainerState state() const;
+  // Throws INVALID_ARGUMENT when the sizes do not fit this config.
+  void restore(const TrainerState& state);
+
+ private:
+  TrainConfig config_;
+  HalOps& ops_;
+  Gpt2Model model_;
+  Tensor adam_m_, adam_v_, grad_norm_;
+  std::vector<int32_t> corpus_;
+  uint64_t corpus_hash_ = 0;
+  std::vector<StepRecord> history_;
+};
+
+}  // namespace polychip::training
