@@ -1,10 +1,16 @@
 #include "polychip/tensor.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "polychip/error.hpp"
 
 namespace polychip {
+namespace {
+
+std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+}  // namespace
 
 Shape row_major_strides(const Shape& shape) {
   Shape strides(shape.size());
@@ -18,7 +24,15 @@ Shape row_major_strides(const Shape& shape) {
 
 int64_t element_count(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw_error(StatusCode::kInvalidArgument,
+                  fmt::format("shape {} has a negative dimension", shape_text(shape)));
+    // A wrapped count would size a buffer smaller than the shape it serves.
+    if (__builtin_mul_overflow(n, d, &n))
+      throw_error(StatusCode::kInvalidArgument,
+                  fmt::format("shape {} has more elements than 2^63 - 1", shape_text(shape)));
+  }
   return n;
 }
 
@@ -64,11 +78,13 @@ polychip_tensor TensorView::to_abi() const {
 
 Tensor::Tensor(const Device& device, DType dtype, Shape shape)
     : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_)
-    if (d < 0)
-      throw_error(StatusCode::kInvalidArgument,
-                  fmt::format("Tensor: negative dimension {} in shape", d));
-  buffer_ = std::make_shared<Buffer>(device, size_bytes());
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(element_count(shape_)), dtype_size(dtype_),
+                             &bytes))
+    throw_error(StatusCode::kInvalidArgument,
+                fmt::format("Tensor: shape {} of {} needs more than 2^64 bytes", shape_text(shape_),
+                            dtype_name(dtype_)));
+  buffer_ = std::make_shared<Buffer>(device, bytes);
 }
 
 Tensor Tensor::from_host(const Device& device, DType dtype, Shape shape, const void* data) {
