@@ -141,4 +141,20 @@ std::vector<std::string> kernel_symbols(const CatalogEntry& entry, polychip_dtyp
   return out;
 }
 
+std::vector<std::string> missing_kernel_symbols(std::span<const unsigned char> image) {
+  std::vector<std::string> missing;
+  for (const CatalogEntry& entry : kernel_catalog())
+    for (polychip_dtype dtype : kKernelDtypes)
+      for (std::string symbol : kernel_symbols(entry, dtype)) {
+        symbol.push_back('\0');  // the whole name, not a prefix of a longer one
+        if (std::search(image.begin(), image.end(), symbol.begin(), symbol.end()) == image.end()) {
+          symbol.pop_back();
+          // Ops of one family share a kernel: name it once.
+          if (std::find(missing.begin(), missing.end(), symbol) == missing.end())
+            missing.push_back(std::move(symbol));
+        }
+      }
+  return missing;
+}
+
 }  // namespace polychip::gpu

@@ -57,4 +57,9 @@ std::string_view kernel_dtype_suffix(polychip_dtype dtype);
 // order (e.g. {"pc_norm_backward_dx_f32", "pc_norm_backward_params_f32"}).
 std::vector<std::string> kernel_symbols(const CatalogEntry& entry, polychip_dtype dtype);
 
+// The symbols of every catalog kernel, in every kernel dtype, that a compiled
+// kernel image (fatbin, code object) does not name: empty when the host can
+// launch everything it plans. Each symbol is named once.
+std::vector<std::string> missing_kernel_symbols(std::span<const unsigned char> image);
+
 }  // namespace polychip::gpu

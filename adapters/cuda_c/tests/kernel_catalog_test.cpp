@@ -46,6 +46,29 @@ TEST(KernelCatalog, SymbolsFollowTheKernelNamingScheme) {
   EXPECT_TRUE(kernel_symbols(*find_kernel("add"), POLYCHIP_DTYPE_I32).empty());
 }
 
+// An image built from every symbol, NUL-terminated as in a symbol table.
+std::vector<unsigned char> image_naming(const std::vector<std::string>& symbols) {
+  std::vector<unsigned char> image = {'x', '\0'};
+  for (const std::string& s : symbols)
+    image.insert(image.end(), s.c_str(), s.c_str() + s.size() + 1);
+  return image;
+}
+
+TEST(KernelCatalog, MissingSymbolsOfAnImageAreNamedWhole) {
+  std::vector<std::string> all;
+  for (const auto& e : kernel_catalog())
+    for (polychip_dtype d : kKernelDtypes)
+      for (const auto& s : kernel_symbols(e, d)) all.push_back(s);
+  EXPECT_TRUE(missing_kernel_symbols(image_naming(all)).empty());
+
+  std::vector<std::string> without_one;
+  for (const auto& s : all)
+    if (s != "pc_binary_f16") without_one.push_back(s == "pc_unary_f16" ? "pc_unary_f16x" : s);
+  // A longer name that starts with a symbol does not hold that symbol.
+  EXPECT_EQ(missing_kernel_symbols(image_naming(without_one)),
+            (std::vector<std::string>{"pc_binary_f16", "pc_unary_f16"}));
+}
+
 TEST(KernelCatalog, KernelDtypes) {
   for (polychip_dtype d : kKernelDtypes) EXPECT_FALSE(kernel_dtype_suffix(d).empty());
   EXPECT_FALSE(is_kernel_dtype(POLYCHIP_DTYPE_F8E5M2));
