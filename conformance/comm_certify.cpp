@@ -45,26 +45,26 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
     const std::string verdict = verdict_of(r);
     const std::string types = join(r.device_types, "+");
     nlohmann::json c;
-    c["id"] = fmt::format("{}/{}/{}/{}B/{}/{}", r.collective, r.dtype, r.op, r.bytes,
-                          types.empty() ? mix.name : types, r.transport);
+    c["id"] = fmt::format("{}/{}/{}/{}B/{}/{}{}", r.collective, r.dtype, r.op, r.bytes,
+                          types.empty() ? mix.name : types, r.transport,
+                          r.offset ? fmt::format("/offset={}B", r.offset) : "");
     c["suite"] = "comm";
     c["adapter"] = mix.name;
     c["op"] = r.collective;
     c["dtype"] = r.dtype;
     c["verdict"] = verdict;
-    c["metrics"] = {{"bytes", r.bytes},
-                    {"wrong", r.wrong},
-                    {"redop", r.op},
-                    {"algorithm", r.algorithm},
-                    {"path", r.path},
-                    {"transport", r.transport},
-                    {"device_types", r.device_types}};
+    c["metrics"] = {{"bytes", r.bytes},   {"wrong", r.wrong},
+                    {"redop", r.op},      {"algorithm", r.algorithm},
+                    {"path", r.path},     {"transport", r.transport},
+                    {"offset", r.offset}, {"device_types", r.device_types}};
     c["tolerance"] = {{"wrong", 0},
                       {"rule", "bitwise identical and exactly expected on every rank"}};
     c["repro"] = fmt::format(
-        "{}{}polychip comm-perf --np {} --devices {} -c {} -d {} -o {} -b {} -e {}",
+        "{}{}polychip comm-perf --np {} --devices {} -c {} -d {}{} --sizes {}{}",
         repro_environment(), r.transport.rfind("tcp", 0) == 0 ? "POLYCHIP_COMM_TRANSPORT=tcp " : "",
-        o.adapters.size(), join(o.adapters, ","), r.collective, r.dtype, r.op, r.bytes, r.bytes);
+        o.adapters.size(), join(o.adapters, ","), r.collective, r.dtype,
+        r.op == "none" ? "" : " -o " + r.op, r.bytes,
+        r.offset ? fmt::format(" --offset {}", r.offset) : "");
     c["message"] = verdict == "Pass" ? std::string("bitwise identical on every rank")
                    : r.error.empty() ? fmt::format("{} wrong elements", r.wrong)
                                      : r.error;

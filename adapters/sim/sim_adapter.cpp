@@ -195,13 +195,17 @@ polychip_status copy(polychip_copy_args* a) {
     return fail(POLYCHIP_INVALID_ARGUMENT, "copy: dst_host is NULL");
   if (n == 0) return POLYCHIP_OK;
   const uint64_t so = a->src_offset, d_off = a->dst_offset;
-  auto work = [src, dst, src_host, dst_host, so, d_off, n] {
+  const CopyDefect defect = a->kind == POLYCHIP_COPY_DEVICE_TO_HOST
+                                ? sim_profiles()[src->device()].copy_defect
+                                : CopyDefect::kNone;
+  auto work = [src, dst, src_host, dst_host, so, d_off, n, defect] {
     MemoryAccess access;
     access.add(src.get(), so, n);
     access.add(dst.get(), d_off, n);
     const char* from = src ? src->base() + so : src_host;
     char* to = dst ? dst->base() + d_off : dst_host;
     std::memmove(to, from, n);
+    if (!dst) apply_copy_defect(defect, to, n);
   };
   if (!a->stream) {
     work();

@@ -186,4 +186,10 @@ polychip_status run_defective_kernel(const cpu::KernelCall& call, KernelDefect d
   return cpu::run_kernel(call);
 }
 
+void apply_copy_defect(CopyDefect defect, char* dst, uint64_t bytes) {
+  constexpr uint64_t kPage = 4096;
+  if (defect == CopyDefect::kPartialPageTail && bytes > kPage && bytes % kPage != 0)
+    dst[bytes - 1] = static_cast<char>(dst[bytes - 1] ^ 0x5A);
+}
+
 }  // namespace polychip::sim

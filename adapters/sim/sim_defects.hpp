@@ -6,6 +6,7 @@
 // kernel of one op (docs/sim-profiles.md).
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "kernel_call.hpp"
@@ -23,6 +24,18 @@ enum class KernelDefect {
   kBroadcastAsContiguous,  // a stride-0 input is read as if contiguous
   kStridesIgnored,         // a non-contiguous input is read as if contiguous
 };
+
+// A defect of the device's copy engine rather than of a kernel.
+enum class CopyDefect {
+  kNone,
+  // Device-to-host copies longer than a 4 KiB page whose size is not a
+  // multiple of it corrupt their last byte (an off-by-one in the partial
+  // final page of a page-chunked DMA).
+  kPartialPageTail,
+};
+
+// Applies `defect` to the `bytes` a device-to-host copy has just written at `dst`.
+void apply_copy_defect(CopyDefect defect, char* dst, uint64_t bytes);
 
 // Runs `call` with `defect` (the profile has checked that the op is the
 // defect's). `memory_end[k]` is one past the last byte of tensor k's memory

@@ -40,6 +40,9 @@ const SimProfile kProfiles[] = {
      cpu::Numerics{}, KernelDefect::kBroadcastAsContiguous, "mul"},
     {"sim.strides_ignored", "gelu reads a non-contiguous input as contiguous", cpu::Numerics{},
      KernelDefect::kStridesIgnored, "gelu"},
+    {"sim.copy_tail",
+     "device-to-host copies over 4 KiB that are not a multiple of 4 KiB corrupt their last byte",
+     cpu::Numerics{}, KernelDefect::kNone, "", CopyDefect::kPartialPageTail},
 };
 
 }  // namespace

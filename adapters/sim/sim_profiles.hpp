@@ -20,6 +20,7 @@ struct SimProfile {
   // A defect in how one op's kernel handles memory or arguments.
   KernelDefect kernel_defect = KernelDefect::kNone;
   const char* defect_op = "";  // the op it breaks
+  CopyDefect copy_defect = CopyDefect::kNone;
 };
 
 // In device-index order.

@@ -86,39 +86,58 @@ void store(double v, DType dtype, uint8_t* dst) {
   }
 }
 
-// A buffer on the host or on the case's device.
+// A buffer on the host or on the case's device, `offset` bytes into an
+// allocation whose bytes before and after it are guards: a collective that
+// writes outside its buffer changes them.
 class CaseBuffer {
  public:
-  CaseBuffer(const Device* device, uint64_t bytes) : bytes_(bytes) {
+  static constexpr uint8_t kGuardByte = 0xA5;
+  static constexpr uint64_t kTailGuard = 64;
+
+  CaseBuffer(const Device* device, uint64_t bytes, uint64_t offset)
+      : bytes_(bytes), offset_(offset) {
+    const std::vector<uint8_t> guards(offset + bytes + kTailGuard, kGuardByte);
     if (device) {
-      buffer_ = std::make_unique<Buffer>(*device, std::max<uint64_t>(bytes, 1));
+      buffer_ = std::make_unique<Buffer>(*device, guards.size());
+      buffer_->copy_from_host(guards.data(), guards.size());
     } else {
-      host_.resize(std::max<uint64_t>(bytes, 1));
+      host_ = guards;
     }
   }
-  BufferRef ref(uint64_t offset = 0) const {
-    if (buffer_) return BufferRef(*buffer_, offset);
-    return BufferRef(const_cast<uint8_t*>(host_.data()) + offset);
+  BufferRef ref(uint64_t at = 0) const {
+    if (buffer_) return BufferRef(*buffer_, offset_ + at);
+    return BufferRef(const_cast<uint8_t*>(host_.data()) + offset_ + at);
   }
-  void write(const std::vector<uint8_t>& data, uint64_t offset = 0) {
+  void write(const std::vector<uint8_t>& data, uint64_t at = 0) {
     if (data.empty()) return;
     if (buffer_)
-      buffer_->copy_from_host(data.data(), data.size(), offset);
+      buffer_->copy_from_host(data.data(), data.size(), offset_ + at);
     else
-      copy_bytes(host_.data() + offset, data.data(), data.size());
+      copy_bytes(host_.data() + offset_ + at, data.data(), data.size());
   }
-  std::vector<uint8_t> read(uint64_t offset, uint64_t size) const {
-    std::vector<uint8_t> out(size);
-    if (size == 0) return out;
-    if (buffer_)
-      buffer_->copy_to_host(out.data(), size, offset);
-    else
-      copy_bytes(out.data(), host_.data() + offset, size);
-    return out;
+  std::vector<uint8_t> read(uint64_t at, uint64_t size) const {
+    return read_raw(offset_ + at, size);
+  }
+  // Guard bytes (before and after the buffer) that no longer hold kGuardByte.
+  uint64_t guard_bytes_written() const {
+    uint64_t changed = 0;
+    for (uint8_t b : read_raw(0, offset_)) changed += b != kGuardByte;
+    for (uint8_t b : read_raw(offset_ + bytes_, kTailGuard)) changed += b != kGuardByte;
+    return changed;
   }
 
  private:
-  uint64_t bytes_;
+  std::vector<uint8_t> read_raw(uint64_t at, uint64_t size) const {
+    std::vector<uint8_t> out(size);
+    if (size == 0) return out;
+    if (buffer_)
+      buffer_->copy_to_host(out.data(), size, at);
+    else
+      copy_bytes(out.data(), host_.data() + at, size);
+    return out;
+  }
+
+  uint64_t bytes_, offset_;
   std::vector<uint8_t> host_;
   std::unique_ptr<Buffer> buffer_;
 };
@@ -191,16 +210,21 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
   }
   if (c == "reduce" && me != spec.root) check = false;
   // Buffers: in place shares one allocation the way NCCL defines it.
-  CaseBuffer out(device_, out_count * w);
+  if (spec.offset % w != 0) {
+    throw_error(StatusCode::kInvalidArgument, "buffer offset " + std::to_string(spec.offset) +
+                                                  " is not a multiple of the element size " +
+                                                  std::to_string(w));
+  }
+  CaseBuffer out(device_, out_count * w, spec.offset);
   std::optional<CaseBuffer> separate_in;
   uint64_t in_offset = 0;
   if (spec.in_place) {
     if (c == "all_gather") in_offset = uint64_t(me) * block * w;
     if (c == "reduce_scatter") {
-      separate_in.emplace(device_, in_count * w);  // recv lives inside send
+      separate_in.emplace(device_, in_count * w, spec.offset);  // recv lives inside send
     }
   } else {
-    separate_in.emplace(device_, in_count * w);
+    separate_in.emplace(device_, in_count * w, spec.offset);
   }
   const bool rs_in_place = spec.in_place && c == "reduce_scatter";
   auto in_ref = [&]() { return separate_in ? separate_in->ref() : out.ref(in_offset); };
@@ -254,6 +278,8 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
       if (std::memcmp(&got[j * w], &expected[j * w], w) != 0) ++result.wrong;
     }
   }
+  result.wrong += out.guard_bytes_written();
+  if (separate_in) result.wrong += separate_in->guard_bytes_written();
   if (iterations > 0) {
     for (int i = 0; i < warmup; ++i) call();
     comm_.barrier();

@@ -49,6 +49,19 @@ std::string timing_cell(bool timed, double value, int precision) {
   return text;
 }
 
+// The sizes of one pass: the explicit list, or min..max growing by the
+// step factor (max itself always included).
+std::vector<uint64_t> sizes_to_run(const PerfOptions& o) {
+  if (!o.sizes.empty()) return o.sizes;
+  std::vector<uint64_t> sizes;
+  for (uint64_t size = o.min_bytes;;
+       size = std::min(o.max_bytes, std::max<uint64_t>(size * o.step_factor, size + 1))) {
+    sizes.push_back(size);
+    if (size >= o.max_bytes) break;
+  }
+  return sizes;
+}
+
 int run_rank(const PerfOptions& o) {
   CommConfig config = CommConfig::from_environment();
   std::optional<Device> device;
@@ -90,20 +103,16 @@ int run_rank(const PerfOptions& o) {
                   "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
     }
     uint64_t previous_bytes = UINT64_MAX;
-    for (uint64_t size = o.min_bytes;;
-         size = std::min(o.max_bytes, std::max<uint64_t>(size * o.step_factor, size + 1))) {
+    for (uint64_t size : sizes_to_run(o)) {
       uint64_t bytes = runner.round_size(c, dtype, size);
-      if (bytes == previous_bytes) {
-        if (size >= o.max_bytes) break;
-        continue;  // sizes that round to the same case run once
-      }
+      if (bytes == previous_bytes) continue;  // sizes that round to the same case run once
       previous_bytes = bytes;
       nlohmann::json row;
       double times[2];
       uint64_t wrong[2];
       CaseResult results[2];
       for (int in_place = 0; in_place < 2; ++in_place) {
-        CaseSpec spec{c, dtype, op, bytes, o.root, in_place == 1};
+        CaseSpec spec{c, dtype, op, bytes, o.root, in_place == 1, o.offset_bytes};
         results[in_place] = runner.run(spec, o.warmup, o.iterations);
         // Slowest rank's time and everyone's wrong count, as nccl-tests reports.
         double t = results[in_place].seconds, t_max = 0;
@@ -143,6 +152,7 @@ int run_rank(const PerfOptions& o) {
         r["type"] = o.dtype;
         r["redop"] = redop;
         r["root"] = root;
+        r["offset"] = o.offset_bytes;
         for (int k = 0; k < 2; ++k) {
           nlohmann::json m;
           if (timed) {
@@ -160,7 +170,6 @@ int run_rank(const PerfOptions& o) {
         r["transport"] = rec.transport;
         doc["results"].push_back(r);
       }
-      if (size >= o.max_bytes) break;
     }
   }
   if (lead) {
@@ -219,6 +228,11 @@ void validate(const PerfOptions& o) {
     }
   }
   check_comm_dtype(parse_dtype(o.dtype), "--dtype");
+  if (o.offset_bytes % dtype_size(parse_dtype(o.dtype)) != 0) {
+    throw_error(StatusCode::kInvalidArgument,
+                "--offset " + std::to_string(o.offset_bytes) + " is not a multiple of " + o.dtype +
+                    "'s " + std::to_string(dtype_size(parse_dtype(o.dtype))) + " bytes");
+  }
   parse_reduce_op(o.op);
   if (o.np) {
     check_root(o, *o.np);
@@ -257,6 +271,17 @@ uint64_t parse_size(const std::string& text, const char* option) {
                 std::string(option) + ": unknown unit '" + unit + "' in '" + text + "' (K, M, G)");
   }
   return v * scale;
+}
+
+std::vector<uint64_t> parse_size_list(const std::string& text, const char* option) {
+  std::vector<uint64_t> sizes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    sizes.push_back(parse_size(text.substr(start, comma - start), option));
+    start = comma + 1;
+  }
+  return sizes;
 }
 
 int run_comm_perf(const PerfOptions& o) {

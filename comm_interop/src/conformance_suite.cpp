@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "polychip/comm/config.hpp"
 
 #include "polychip/comm/comm_perf.hpp"
 #include "polychip/error.hpp"
@@ -40,13 +43,23 @@ ChildResult run_command(const std::string& command) {
   return r;
 }
 
+uint64_t element_size(const std::string& dtype) { return dtype_size(parse_dtype(dtype)); }
+
+std::string size_list(const CommSuiteOptions& o, const std::string& dtype) {
+  std::string list;
+  for (uint64_t size :
+       boundary_sizes(o.max_bytes, static_cast<int>(o.devices.size()), element_size(dtype)))
+    list += (list.empty() ? "" : ",") + std::to_string(size);
+  return list;
+}
+
 // One comm-perf child: every collective (op "sum") or the all-reduce alone
 // for one dtype, op and transport; its records are appended to `records`.
 // Returns false when the child refused its command line (an unknown device):
 // every later group would be refused the same way.
 bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::string& device_list,
                const std::string& transport, const std::string& dtype, const std::string& op,
-               int run_index, std::vector<CommCaseRecord>& records) {
+               uint64_t offset, int run_index, std::vector<CommCaseRecord>& records) {
   const bool all_collectives = op == "sum";
   std::string json = o.work_dir + "/polychip_comm_suite_" + std::to_string(::getpid()) + "_" +
                      std::to_string(run_index) + ".json";
@@ -54,7 +67,7 @@ bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
   cmd << "POLYCHIP_COMM_TIMEOUT=" << o.timeout_seconds
       << " POLYCHIP_COMM_TRANSPORT=" << shell_quote(transport) << " " << shell_quote(exe)
       << " comm-perf -c " << (all_collectives ? "all" : "all_reduce") << " -d " << dtype << " -o "
-      << op << " -b " << o.min_bytes << " -e " << o.max_bytes << " -f " << o.step_factor
+      << op << " --sizes " << size_list(o, dtype) << " --offset " << offset
       << " -w 0 -n 0 --devices " << shell_quote(device_list) << " --np " << o.devices.size()
       << " -J " << shell_quote(json);
   const auto started = std::chrono::steady_clock::now();
@@ -79,6 +92,7 @@ bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
     rec.collective = all_collectives ? "all" : "all_reduce";
     rec.dtype = dtype;
     rec.op = op;
+    rec.offset = offset;
     rec.device_types = o.devices;
     rec.transport = transport;
     rec.verdict = "error";
@@ -94,8 +108,9 @@ bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
     CommCaseRecord rec;
     rec.collective = r["collective"].get<std::string>();
     rec.dtype = dtype;
-    rec.op = op;
+    rec.op = r["redop"].get<std::string>();  // "none" for collectives that do not reduce
     rec.bytes = r["size"].get<uint64_t>();
+    rec.offset = offset;
     rec.device_types = types;
     rec.algorithm = r["algorithm"].get<std::string>();
     rec.path = r["path"].get<std::string>();
@@ -109,6 +124,19 @@ bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
 }
 
 }  // namespace
+
+std::vector<uint64_t> boundary_sizes(uint64_t max_bytes, int ranks, uint64_t element_size) {
+  const uint64_t w = element_size, n = static_cast<uint64_t>(std::max(ranks, 1));
+  const CommConfig defaults;
+  std::set<uint64_t> sizes = {0, w, (2 * n + 1) * w};
+  for (uint64_t boundary : {uint64_t{4096}, defaults.small_bytes, uint64_t{256} << 10,
+                            defaults.chunk_bytes, defaults.shm_ring_bytes, uint64_t{64} << 20}) {
+    if (boundary > max_bytes) continue;
+    for (uint64_t size : {boundary - n * w, boundary - w, boundary, boundary + w, boundary + n * w})
+      sizes.insert(size);
+  }
+  return {sizes.begin(), sizes.end()};
+}
 
 std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
   if (o.devices.empty()) throw_error(StatusCode::kInvalidArgument, "comm suite: no devices");
@@ -124,9 +152,17 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
   for (const std::string& transport : o.transports) {
     for (const std::string& dtype : o.dtypes) {
       for (const std::string& op : o.ops) {
-        if (!run_group(o, exe, device_list, transport, dtype, op, run_index++, records)) {
+        if (!run_group(o, exe, device_list, transport, dtype, op, 0, run_index++, records)) {
           return records;
         }
+      }
+    }
+  }
+  if (o.offset_elements > 0) {
+    for (const std::string& dtype : o.dtypes) {
+      if (!run_group(o, exe, device_list, "auto", dtype, "sum",
+                     o.offset_elements * element_size(dtype), run_index++, records)) {
+        return records;
       }
     }
   }

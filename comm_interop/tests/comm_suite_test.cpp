@@ -2,6 +2,7 @@
 // `polychip comm-perf --np 2` children, ranks on the cpu and sim adapters.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -22,7 +23,6 @@ TEST(CommSuite, RecordsEveryCaseWithDeviceTypesPathAndVerdict) {
   o.dtypes = {"f32", "bf16"};
   o.ops = {"sum", "avg"};
   o.max_bytes = 64 << 10;
-  o.step_factor = 64;
   std::vector<CommCaseRecord> records = run_comm_suite(o);
   std::set<std::string> collectives, transports;
   for (const CommCaseRecord& r : records) {
@@ -38,6 +38,48 @@ TEST(CommSuite, RecordsEveryCaseWithDeviceTypesPathAndVerdict) {
   // Both links a mixed pool uses: shared memory on one host, TCP between hosts.
   EXPECT_EQ(transports, (std::set<std::string>{"shm", "tcp"}));
   EXPECT_GE(records.size(), 2u * 7 * 3 * 2);
+}
+
+TEST(CommSuite, SizesSitOnAndAroundEveryBoundary) {
+  // f32 over 3 ranks up to 64 KiB: the page and the direct/ring switch.
+  EXPECT_EQ(boundary_sizes(64 << 10, 3, 4),
+            (std::vector<uint64_t>{0, 4, 28, 4084, 4092, 4096, 4100, 4108, 65524, 65532, 65536,
+                                   65540, 65548}));
+  const std::vector<uint64_t> standard = boundary_sizes(4 << 20, 2, 2);
+  for (uint64_t boundary : {256u << 10, 1u << 20})
+    for (uint64_t size : {boundary - 4, boundary - 2, boundary, boundary + 2, boundary + 4})
+      EXPECT_TRUE(std::count(standard.begin(), standard.end(), size)) << size;
+  EXPECT_EQ(standard.back(), (1u << 20) + 4);
+}
+
+// A device whose copies to the host corrupt the last byte of transfers that
+// are not whole 4 KiB pages passes sizes that are (the suite's old 0, 64 B,
+// 4 KiB) and fails the sizes just off a page, on both links and with offset
+// buffers — the case a new user saw pass every level.
+TEST(CommSuite, ACopyTailDefectFailsOffPageSizesOnly) {
+  CommSuiteOptions o;
+  o.polychip_executable = POLYCHIP_EXECUTABLE;
+  o.devices = {"cpu", "sim.copy_tail"};
+  o.dtypes = {"f32"};
+  o.ops = {"sum"};
+  o.max_bytes = 64 << 10;
+  std::set<uint64_t> failing_sizes;
+  std::set<std::string> failing_links;
+  bool offset_failed = false;
+  for (const CommCaseRecord& r : run_comm_suite(o)) {
+    ASSERT_NE(r.verdict, "error") << r.error;
+    if (r.verdict != "fail") continue;
+    failing_sizes.insert(r.bytes);
+    failing_links.insert(r.transport);
+    offset_failed |= r.offset > 0;
+  }
+  for (uint64_t size : failing_sizes) {
+    EXPECT_GT(size, 4096u) << size;
+    EXPECT_NE(size % 4096, 0u) << size;
+  }
+  EXPECT_TRUE(failing_sizes.count(4100)) << "one element past a page";
+  EXPECT_EQ(failing_links, (std::set<std::string>{"shm", "tcp"}));
+  EXPECT_TRUE(offset_failed);
 }
 
 // An unknown device is refused before any rank starts, and the suite does

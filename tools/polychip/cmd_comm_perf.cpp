@@ -25,8 +25,21 @@ const bool registered = polychip::cli::register_command(
       auto max_bytes = std::make_shared<std::string>("64M");
       sub.add_option("-b,--min-bytes", *min_bytes, "smallest size (e.g. 8, 64K, 64M)")
           ->capture_default_str();
-      sub.add_option("-e,--max-bytes", *max_bytes, "largest size")->capture_default_str();
-      sub.add_option("-f,--step-factor", o->step_factor, "size multiplier")->capture_default_str();
+      auto max_option =
+          sub.add_option("-e,--max-bytes", *max_bytes, "largest size")->capture_default_str();
+      auto factor_option = sub.add_option("-f,--step-factor", o->step_factor, "size multiplier")
+                               ->capture_default_str();
+      auto sizes = std::make_shared<std::string>();
+      sub.add_option("--sizes", *sizes,
+                     "exact sizes to run, comma separated (e.g. 0,4092,4100,64K), instead of "
+                     "-b/-e/-f")
+          ->excludes(max_option)
+          ->excludes(factor_option);
+      auto offset = std::make_shared<std::string>("0");
+      sub.add_option("--offset", *offset,
+                     "every buffer starts this many bytes into its allocation (a multiple of the "
+                     "dtype size); the bytes around it are checked for stray writes")
+          ->capture_default_str();
       sub.add_option("-w,--warmup", o->warmup, "untimed iterations")->capture_default_str();
       sub.add_option("-n,--iters", o->iterations, "timed iterations")->capture_default_str();
       sub.add_option("--devices", o->devices,
@@ -36,10 +49,12 @@ const bool registered = polychip::cli::register_command(
       auto np = std::make_shared<int>(0);
       CLI::Option* np_option =
           sub.add_option("--np", *np, "spawn this many local ranks (built-in launcher, >= 1)");
-      return [o, min_bytes, max_bytes, np, np_option] {
+      return [o, min_bytes, max_bytes, sizes, offset, np, np_option] {
         if (np_option->count() > 0) o->np = *np;
         o->min_bytes = polychip::comm::parse_size(*min_bytes, "--min-bytes");
         o->max_bytes = polychip::comm::parse_size(*max_bytes, "--max-bytes");
+        if (!sizes->empty()) o->sizes = polychip::comm::parse_size_list(*sizes, "--sizes");
+        o->offset_bytes = polychip::comm::parse_size(*offset, "--offset");
         return polychip::comm::run_comm_perf(*o);
       };
     });

@@ -144,6 +144,8 @@ const std::map<std::string, std::set<std::string>> kAffected = {
     // Their layouts (stride 0, gaps) are the certify suite's: contiguous here.
     {"sim.broadcast_as_contiguous", {}},
     {"sim.strides_ignored", {}},
+    // Its copies to the host corrupt outputs over 4 KiB that are not whole pages.
+    {"sim.copy_tail", {"softmax_long_row"}},
 };
 
 TEST_F(SimTest, OneDevicePerProfileWithItsDeviceType) {

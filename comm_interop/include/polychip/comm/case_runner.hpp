@@ -24,11 +24,14 @@ struct CaseSpec {
   uint64_t bytes = 0;  // nccl-tests "size": the larger of the send/recv totals
   int root = 0;
   bool in_place = false;
+  // Every buffer starts this many bytes into its allocation (a multiple of
+  // the element size): off every alignment above it.
+  uint64_t offset = 0;
 };
 
 struct CaseResult {
   uint64_t count = 0;  // nccl-tests "count" (elements of the larger buffer)
-  uint64_t wrong = 0;  // this rank's mismatched elements
+  uint64_t wrong = 0;  // this rank's mismatched elements, plus guard bytes written
   double seconds = 0;  // per iteration, this rank
   CallRecord record;   // of the verified call
 };

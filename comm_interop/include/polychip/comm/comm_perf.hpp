@@ -19,6 +19,11 @@ struct PerfOptions {
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 64ull << 20;
   double step_factor = 2;
+  // Explicit sizes in bytes, run in this order instead of min..max by factor.
+  std::vector<uint64_t> sizes;
+  // Every buffer starts this many bytes into its allocation (a multiple of
+  // the dtype's size); the bytes around it are guards checked after each case.
+  uint64_t offset_bytes = 0;
   int warmup = 5;
   int iterations = 20;
   // Device spec per rank, comma separated, rank r uses entry r % size
@@ -31,6 +36,8 @@ struct PerfOptions {
 // "64M", "8K", "1G", "4096" -> bytes (binary units, as nccl-tests). Throws
 // INVALID_ARGUMENT naming `option` on a malformed size.
 uint64_t parse_size(const std::string& text, const char* option);
+// "0,4092,4K,64M" -> sizes, each parsed as parse_size does.
+std::vector<uint64_t> parse_size_list(const std::string& text, const char* option);
 
 // Exit codes (docs/comm.md): 0 every result correct; 1 some #wrong; 2 bad
 // command line, message printed once, nothing ran; 3 a rank failed (its

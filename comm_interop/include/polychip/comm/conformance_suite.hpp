@@ -1,4 +1,4 @@
-// The `comm` conformance suite: every collective x dtype x size range run
+// The `comm` conformance suite: every collective x dtype x boundary size run
 // across a mix of adapters (one rank per device spec, e.g. cpu, sim.*,
 // opencl), each result checked bit for bit on every rank. Each group of
 // cases runs as `polychip comm-perf --np N` child processes, so a crash or
@@ -19,18 +19,30 @@ struct CommSuiteOptions {
   // POLYCHIP_COMM_TRANSPORT of each pass: "auto" certifies the links ranks on
   // one host use (shared memory), "tcp" the ones between hosts.
   std::vector<std::string> transports = {"auto", "tcp"};
-  uint64_t min_bytes = 0;
-  uint64_t max_bytes = 4ull << 20;
-  double step_factor = 64;      // 0, 1, 64, 4 KiB, 256 KiB, 4 MiB
+  uint64_t max_bytes = 4ull << 20;  // boundary_sizes up to here (and just past it)
+  // A last pass (auto transport, every collective, op sum) with every buffer
+  // this many elements into its allocation; 0: none.
+  uint64_t offset_elements = 1;
   double timeout_seconds = 60;  // POLYCHIP_COMM_TIMEOUT of the children
   std::string work_dir = "/tmp";
 };
+
+// The message sizes (bytes, ascending) the suite runs for elements of
+// `element_size` bytes over `ranks` ranks: 0, one element, a count no rank
+// count divides, and around every boundary the comm code has — the page and
+// the shm ring's control block (4 KiB), the direct/ring switch (64 KiB), the
+// reduce piece (256 KiB), the pipelining chunk and the shm ring (1 MiB), the
+// largest frame (64 MiB) — the boundary itself and
+// one element and one element per rank on either side. Boundaries above
+// `max_bytes` are left out.
+std::vector<uint64_t> boundary_sizes(uint64_t max_bytes, int ranks, uint64_t element_size);
 
 struct CommCaseRecord {
   std::string collective;
   std::string dtype;
   std::string op;
   uint64_t bytes = 0;
+  uint64_t offset = 0;                    // bytes from the start of each buffer's allocation
   std::vector<std::string> device_types;  // per rank
   std::string algorithm, path;
   std::string transport;  // what ran ("shm", "tcp", ...); on "error", what was asked for
