@@ -117,14 +117,29 @@ struct Communicator::Impl {
                                                      std::to_string(peers[r].rank));
       }
     }
-    store.add(kStoreReadyKey, 1);
     TransportOptions topts;
     topts.timeout_seconds = config.timeout_seconds;
     topts.checksum = config.checksum;
     topts.sockets_per_peer = config.sockets_per_peer;
     topts.shared_memory = config.transport == "auto";
     topts.shm_ring_bytes = config.shm_ring_bytes;
-    transport = std::make_unique<Transport>(rank, peers, std::move(listener), creds, topts);
+    {
+      // A rank that dies while the others wait for its connections is
+      // reported by the store, and ends their waits at once.
+      LostPeerWatch watch(store);
+      topts.setup_cancelled = watch.cancelled();
+      try {
+        transport = std::make_unique<Transport>(rank, peers, std::move(listener), creds, topts);
+      } catch (const Error&) {
+        const std::string lost = watch.stop();
+        if (lost.empty()) throw;
+        throw_error(StatusCode::kUnavailable, "communicator setup: " + lost);
+      }
+      const std::string lost = watch.stop();
+      if (!lost.empty()) throw_error(StatusCode::kUnavailable, "communicator setup: " + lost);
+    }
+    // Only now: a rank that leaves the store before this failed its set-up.
+    store.add(kStoreReadyKey, 1);
     std::map<std::string, int> island_ids;
     for (const PeerInfo& p : peers) island_ids.emplace(p.device_type, 0);
     int next = 0;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -33,19 +34,22 @@ std::string sockaddr_text(const sockaddr_storage& ss) {
 
 }  // namespace
 
-Deadline::Deadline(double seconds) {
+Deadline::Deadline(double seconds, std::shared_ptr<const std::atomic<bool>> cancel)
+    : cancel_(std::move(cancel)) {
   at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(seconds < 0 ? 0 : seconds));
 }
 
 int Deadline::remaining_ms(int cap_ms) const {
+  if (cancelled()) return 0;
+  if (cancel_) cap_ms = std::min(cap_ms, kCancelPollMs);
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();
   if (left < 0) return 0;
   return left > cap_ms ? cap_ms : static_cast<int>(left);
 }
 
 Deadline Deadline::earlier(double seconds) const {
-  Deadline d(seconds);
+  Deadline d(seconds, cancel_);
   if (at_ < d.at_) d.at_ = at_;
   return d;
 }

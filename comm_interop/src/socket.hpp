@@ -2,8 +2,10 @@
 // retry, exact reads/writes that give up at a deadline with a clear error.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -13,15 +15,24 @@ using Clock = std::chrono::steady_clock;
 
 class Deadline {
  public:
-  explicit Deadline(double seconds_from_now);
+  // `cancel`: a flag another thread may raise to end every wait on this
+  // deadline (and on deadlines made from it) early, as if it had passed.
+  explicit Deadline(double seconds_from_now,
+                    std::shared_ptr<const std::atomic<bool>> cancel = nullptr);
   Clock::time_point at() const { return at_; }
-  bool expired() const { return Clock::now() >= at_; }
-  // Milliseconds left, clamped to [0, cap_ms]; for poll().
+  bool expired() const { return Clock::now() >= at_ || cancelled(); }
+  bool cancelled() const { return cancel_ && cancel_->load(); }
+  // Milliseconds left, clamped to [0, cap_ms]; for poll(). A cancellable
+  // deadline caps waits at kCancelPollMs so they notice the flag.
   int remaining_ms(int cap_ms = 1 << 30) const;
+  // The earlier of this deadline and `seconds_from_now`; keeps the cancel flag.
   Deadline earlier(double seconds_from_now) const;
+
+  static constexpr int kCancelPollMs = 50;
 
  private:
   Clock::time_point at_;
+  std::shared_ptr<const std::atomic<bool>> cancel_;
 };
 
 class Fd {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 
@@ -15,8 +16,9 @@ namespace polychip::comm {
 namespace {
 
 constexpr double kHandshakeSeconds = 5.0;
-// Response status: the store gives up on a key and says why (the text).
-constexpr uint8_t kStoreOk = 0, kStoreRefusedPeer = 1;
+// Response status: the store gives up on a key and says why (the text);
+// kStorePeerLost is also pushed unasked to every rank still setting up.
+constexpr uint8_t kStoreOk = 0, kStoreRefusedPeer = 1, kStorePeerLost = 2;
 
 void send_response(int fd, uint8_t status, const std::vector<uint8_t>& value) {
   ByteWriter w;
@@ -58,6 +60,8 @@ void StoreServer::serve() {
   struct Client {
     Fd fd;
     uint32_t world = 0;
+    uint32_t rank = 0;
+    bool ready = false;  // added itself to kStoreReadyKey: done setting up
   };
   std::vector<std::unique_ptr<Client>> clients;
   std::vector<std::pair<Client*, std::string>> waiting;
@@ -99,6 +103,24 @@ void StoreServer::serve() {
     }
     waiting.clear();
   };
+  // A rank that disconnects before it is ready died or failed during set-up:
+  // every other rank is told at once (and every later request answered so),
+  // instead of waiting for it until the timeout.
+  std::string lost;
+  auto tell_everyone_lost = [&](const Client& gone) {
+    if (!lost.empty()) return;
+    lost = "rank " + std::to_string(gone.rank) +
+           " left the rendezvous before the job was set up (it exited, failed or was killed)";
+    const std::vector<uint8_t> text(lost.begin(), lost.end());
+    for (auto& c : clients) {
+      if (c.get() == &gone) continue;
+      try {
+        send_response(c->fd.get(), kStorePeerLost, text);
+      } catch (const Error&) {
+      }
+    }
+    waiting.clear();
+  };
   while (!stop_ && !deadline.expired() && !(world > 0 && ready_count() >= world)) {
     tell_waiters_why();
     std::vector<pollfd> fds;
@@ -122,6 +144,7 @@ void StoreServer::serve() {
           auto c = std::make_unique<Client>();
           c->fd = std::move(fd);
           c->world = hello.world;
+          c->rank = hello.rank;
           clients.push_back(std::move(c));
         }
       } catch (const Error& e) {
@@ -143,7 +166,10 @@ void StoreServer::serve() {
         read_exact(client->fd.get(), body.data(), length, Deadline(kHandshakeSeconds),
                    "store request");
         StoreRequest req = parse_store_request(body);
-        if (req.op == StoreOp::kSet) {
+        if (!lost.empty()) {
+          send_response(client->fd.get(), kStorePeerLost,
+                        std::vector<uint8_t>(lost.begin(), lost.end()));
+        } else if (req.op == StoreOp::kSet) {
           data[req.key] = req.value;
           send_response(client->fd.get(), kStoreOk, {});
         } else if (req.op == StoreOp::kAdd) {
@@ -157,6 +183,7 @@ void StoreServer::serve() {
           std::vector<uint8_t> out(8);
           std::memcpy(out.data(), &cur, 8);
           send_response(client->fd.get(), kStoreOk, out);
+          if (req.key == kStoreReadyKey) client->ready = true;
         } else {
           waiting.emplace_back(client, req.key);
         }
@@ -168,6 +195,7 @@ void StoreServer::serve() {
     }
     for (Client* g : gone) {
       std::erase_if(waiting, [&](auto& w) { return w.first == g; });
+      if (!g->ready) tell_everyone_lost(*g);
       std::erase_if(clients, [&](auto& c) { return c.get() == g; });
     }
   }
@@ -198,7 +226,7 @@ std::vector<uint8_t> StoreClient::request(const StoreRequest& r) {
   }
   uint32_t n;
   std::memcpy(&n, header + 1, 4);
-  if ((header[0] != kStoreOk && header[0] != kStoreRefusedPeer) || n > kMaxStoreValue) {
+  if (header[0] > kStorePeerLost || n > kMaxStoreValue) {
     throw_error(StatusCode::kDataCorruption, "rendezvous store: malformed response");
   }
   std::vector<uint8_t> value(n);
@@ -208,6 +236,8 @@ std::vector<uint8_t> StoreClient::request(const StoreRequest& r) {
                                                      "', " +
                                                      std::string(value.begin(), value.end()));
   }
+  if (header[0] == kStorePeerLost)
+    throw_error(StatusCode::kUnavailable, std::string(value.begin(), value.end()));
   return value;
 }
 
@@ -229,5 +259,48 @@ int64_t StoreClient::add(const std::string& key, int64_t increment) {
 }
 
 std::string StoreClient::local_address() const { return comm::local_address(fd_.get()); }
+
+LostPeerWatch::LostPeerWatch(const StoreClient& store)
+    : fd_(store.fd()), cancelled_(std::make_shared<std::atomic<bool>>(false)) {
+  if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) throw_error(StatusCode::kInternal, "pipe2 failed");
+  thread_ = std::thread([this] {
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
+    int rc;
+    do rc = ::poll(fds, 2, -1);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0 || fds[1].revents) return;  // stopped: the connection is the caller's again
+    uint8_t header[5];
+    try {
+      read_exact(fd_, header, sizeof header, Deadline(kHandshakeSeconds), "rendezvous store");
+      uint32_t n;
+      std::memcpy(&n, header + 1, 4);
+      if (header[0] != kStorePeerLost || n > kMaxStoreValue)
+        throw_error(StatusCode::kDataCorruption, "rendezvous store: unexpected message");
+      std::string text(n, '\0');
+      read_exact(fd_, text.data(), n, Deadline(kHandshakeSeconds), "rendezvous store");
+      reason_ = text;
+    } catch (const Error&) {
+      reason_ =
+          "the rendezvous store closed before the job was set up (rank 0, which serves it, "
+          "exited, failed or was killed)";
+    }
+    cancelled_->store(true);
+  });
+}
+
+LostPeerWatch::~LostPeerWatch() {
+  stop();
+  ::close(wake_pipe_[0]);
+  ::close(wake_pipe_[1]);
+}
+
+std::string LostPeerWatch::stop() {
+  if (thread_.joinable()) {
+    char c = 1;
+    (void)!::write(wake_pipe_[1], &c, 1);
+    thread_.join();
+  }
+  return reason_;
+}
 
 }  // namespace polychip::comm

@@ -48,6 +48,7 @@ class StoreClient {
   // Address of our end of the connection: the interface that routes to the
   // store, which is what other ranks should use to reach us.
   std::string local_address() const;
+  int fd() const { return fd_.get(); }
 
  private:
   std::vector<uint8_t> request(const StoreRequest& r);
@@ -56,5 +57,28 @@ class StoreClient {
 };
 
 inline constexpr const char* kStoreReadyKey = "polychip/ready";
+
+// While a rank builds its connections, watches its store connection: the
+// store tells every rank still setting up when another one left before it
+// was ready, and a store that closes means rank 0 did. Either raises
+// cancelled(), so set-up waits on deadlines made with it end at once.
+class LostPeerWatch {
+ public:
+  explicit LostPeerWatch(const StoreClient& store);
+  ~LostPeerWatch();
+  LostPeerWatch(const LostPeerWatch&) = delete;
+  LostPeerWatch& operator=(const LostPeerWatch&) = delete;
+  // Stops watching (the connection is free for requests again). Returns who
+  // left, empty when nobody did.
+  std::string stop();
+  std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
+
+ private:
+  int fd_;
+  int wake_pipe_[2] = {-1, -1};
+  std::shared_ptr<std::atomic<bool>> cancelled_;
+  std::string reason_;  // written by the thread before it raises cancelled_
+  std::thread thread_;
+};
 
 }  // namespace polychip::comm

@@ -86,7 +86,7 @@ Transport::Transport(int rank, std::vector<PeerInfo> peers, Fd listener,
   connections_.resize(peers_.size());
   lane_of_peer_.assign(peers_.size(), nullptr);
   connect_mesh(std::move(listener), credentials);
-  setup_shared_memory(Deadline(options_.timeout_seconds));
+  setup_shared_memory(Deadline(options_.timeout_seconds, options_.setup_cancelled));
 }
 
 Transport::~Transport() {
@@ -104,7 +104,7 @@ std::string Transport::describe_peer(int r) const {
 }
 
 void Transport::connect_mesh(Fd listener, const Credentials& credentials) {
-  Deadline deadline(options_.timeout_seconds);
+  Deadline deadline(options_.timeout_seconds, options_.setup_cancelled);
   const int world = static_cast<int>(peers_.size());
   const int sockets = options_.sockets_per_peer;
   auto add = [&](int peer, int index, Fd fd) {

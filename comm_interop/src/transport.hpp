@@ -29,6 +29,8 @@ struct TransportOptions {
   int sockets_per_peer = 2;
   bool shared_memory = true;             // offer shared-memory links to same-host peers
   uint64_t shm_ring_bytes = 4ull << 20;  // per direction and peer (a power of two)
+  // Raised when set-up must stop waiting (a rank left the rendezvous).
+  std::shared_ptr<const std::atomic<bool>> setup_cancelled;
 };
 
 class Transport {

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -442,6 +443,40 @@ void with_threads(int world, const std::function<void(Communicator&)>& body,
     });
   }
   for (auto& t : threads) t.join();
+}
+
+// Rank 2 fails after the ranks exchanged addresses (its transport refuses
+// its socket count) and never connects: ranks 0 and 1, waiting for its
+// connections, are told by the store at once — not at their 30 s timeout.
+TEST(Communicator, ARankThatDiesDuringSetUpEndsTheOthersSetUpAtOnce) {
+  CommConfig config;
+  config.timeout_seconds = 30;
+  UniqueId id = Communicator::create_unique_id(config);
+  std::string errors[3];
+  double seconds[3] = {0, 0, 0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      CommConfig c = config;
+      if (r == 2) c.sockets_per_peer = 99;
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        Communicator comm(id, r, 3, c);
+      } catch (const Error& e) {
+        errors[r] = e.message();
+      }
+      seconds[r] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_NE(errors[2].find("sockets per peer must be in [1, 16], got 99"), std::string::npos)
+      << errors[2];
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(errors[r].find("rank 2 left the rendezvous before the job was set up"),
+              std::string::npos)
+        << "rank " << r << ": " << errors[r];
+    EXPECT_LT(seconds[r], 5.0) << "rank " << r;
+  }
 }
 
 TEST(Communicator, ThreadRanksRunEveryCollectiveExactly) {
