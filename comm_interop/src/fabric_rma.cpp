@@ -1,0 +1,290 @@
+#include "fabric_rma.hpp"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "polychip/error.hpp"
+
+namespace polychip::comm {
+namespace {
+
+constexpr uint32_t kFabricApiVersion = FI_VERSION(1, 9);
+
+std::string fabric_error(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
+
+void check(int rc, const std::string& what) {
+  if (rc < 0) throw_error(StatusCode::kUnavailable, what + ": " + fabric_error(rc));
+}
+
+using Clock = std::chrono::steady_clock;
+Clock::time_point deadline_after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// The one context type every operation passes: big enough for FI_CONTEXT2.
+struct OperationContext {
+  fi_context2 provider_space;
+};
+
+}  // namespace
+
+// A posted receive: the context first, so a completion's op_context is the slot.
+struct FabricRma::ReceiveSlot {
+  OperationContext context{};
+  uint8_t buffer[8] = {};
+};
+
+const std::vector<std::string>& FabricRma::preferred_providers() {
+  // NIC providers first; tcp;ofi_rxm works on any IP network.
+  static const std::vector<std::string> providers = {"verbs;ofi_rxm", "efa", "cxi", "tcp;ofi_rxm"};
+  return providers;
+}
+
+FabricRma::FabricRma(const std::string& provider, const std::string& node) {
+  std::vector<std::string> candidates;
+  if (!provider.empty()) {
+    candidates = {provider};
+  } else if (const char* env = std::getenv("POLYCHIP_NET_PROVIDER"); env && *env) {
+    candidates = {env};
+  } else {
+    candidates = preferred_providers();
+  }
+  std::string reasons;
+  for (const std::string& name : candidates) {
+    fi_info* hints = fi_allocinfo();
+    if (!hints) throw_error(StatusCode::kOutOfMemory, "fi_allocinfo failed");
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_RMA;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->fabric_attr->prov_name = strdup(name.c_str());
+    const int rc = fi_getinfo(kFabricApiVersion, node.empty() ? nullptr : node.c_str(), nullptr,
+                              node.empty() ? 0 : FI_SOURCE, hints, &info_);
+    fi_freeinfo(hints);
+    if (rc == 0 && info_) {
+      provider_ = name;
+      break;
+    }
+    reasons += (reasons.empty() ? "" : "; ") + name + ": " + fabric_error(rc);
+    info_ = nullptr;
+  }
+  if (!info_) {
+    throw_error(StatusCode::kUnavailable,
+                "no libfabric provider with FI_EP_RDM, FI_MSG and FI_RMA (" + reasons + ")");
+  }
+  try {
+    check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), provider_ + ": fi_fabric");
+    check(fi_domain(fabric_, info_, &domain_, nullptr), provider_ + ": fi_domain");
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_DATA;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), provider_ + ": fi_cq_open");
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    check(fi_av_open(domain_, &av_attr, &av_, nullptr), provider_ + ": fi_av_open");
+    check(fi_endpoint(domain_, info_, &ep_, nullptr), provider_ + ": fi_endpoint");
+    check(fi_ep_bind(ep_, &av_->fid, 0), provider_ + ": binding the address vector");
+    check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV),
+          provider_ + ": binding the completion queue");
+    check(fi_enable(ep_), provider_ + ": fi_enable");
+    if (info_->mode & FI_RX_CQ_DATA) {
+      for (size_t i = 0; i < kPostedReceives; ++i) {
+        receives_.push_back(std::make_unique<ReceiveSlot>());
+        post_receive(*receives_.back());
+      }
+    }
+  } catch (...) {
+    close_all();
+    throw;
+  }
+}
+
+FabricRma::~FabricRma() { close_all(); }
+
+void FabricRma::close_all() {
+  for (auto& [range, r] : registrations_) fi_close(&r.mr->fid);
+  registrations_.clear();
+  if (ep_) fi_close(&ep_->fid);
+  if (av_) fi_close(&av_->fid);
+  if (cq_) fi_close(&cq_->fid);
+  if (domain_) fi_close(&domain_->fid);
+  if (fabric_) fi_close(&fabric_->fid);
+  if (info_) fi_freeinfo(info_);
+  ep_ = nullptr;
+  av_ = nullptr;
+  cq_ = nullptr;
+  domain_ = nullptr;
+  fabric_ = nullptr;
+  info_ = nullptr;
+}
+
+std::vector<uint8_t> FabricRma::address() const {
+  std::vector<uint8_t> name(64);
+  size_t length = name.size();
+  int rc = fi_getname(&ep_->fid, name.data(), &length);
+  if (rc == -FI_ETOOSMALL) {
+    name.resize(length);
+    rc = fi_getname(&ep_->fid, name.data(), &length);
+  }
+  check(rc, provider_ + ": fi_getname");
+  name.resize(length);
+  return name;
+}
+
+uint64_t FabricRma::add_peer(const std::vector<uint8_t>& address) {
+  if (address.empty() || address.size() != this->address().size()) {
+    throw_error(StatusCode::kInvalidArgument,
+                provider_ + ": a peer address of " + std::to_string(address.size()) +
+                    " bytes is not one of this provider's (" +
+                    std::to_string(this->address().size()) + " bytes)");
+  }
+  fi_addr_t peer = FI_ADDR_NOTAVAIL;
+  const int inserted = fi_av_insert(av_, address.data(), 1, &peer, 0, nullptr);
+  if (inserted != 1 || peer == FI_ADDR_NOTAVAIL) {
+    throw_error(StatusCode::kInvalidArgument,
+                provider_ + ": the address vector refused a peer address" +
+                    (inserted < 0 ? ": " + fabric_error(inserted) : std::string()));
+  }
+  return peer;
+}
+
+RemoteRegion FabricRma::register_memory(void* data, uint64_t size) {
+  return registration_for(data, size).region;
+}
+
+const FabricRma::Registration& FabricRma::registration_for(const void* data, uint64_t size) {
+  if (!data || size == 0) {
+    throw_error(StatusCode::kInvalidArgument, "register_memory: an empty or null region");
+  }
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  // A registered region that holds the whole range serves it.
+  for (const auto& [range, r] : registrations_) {
+    if (range.first <= begin && begin - range.first + size <= range.second) return r;
+  }
+  Registration r;
+  const uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  check(fi_mr_reg(domain_, data, size, access, 0, next_key_++, 0, &r.mr, nullptr),
+        provider_ + ": registering " + std::to_string(size) + " bytes");
+  if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+    try {
+      check(fi_mr_bind(r.mr, &ep_->fid, 0), provider_ + ": fi_mr_bind");
+      check(fi_mr_enable(r.mr), provider_ + ": fi_mr_enable");
+    } catch (...) {
+      fi_close(&r.mr->fid);
+      throw;
+    }
+  }
+  r.region.key = fi_mr_key(r.mr);
+  r.region.address = (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? begin : 0;
+  r.region.size = size;
+  return registrations_.emplace(std::make_pair(begin, size), r).first->second;
+}
+
+void FabricRma::post_receive(ReceiveSlot& slot) {
+  // A receive that only carries remote CQ data needs no payload space; the
+  // small buffer keeps providers that dislike null buffers content.
+  int rc;
+  while ((rc = static_cast<int>(fi_recv(ep_, slot.buffer, sizeof slot.buffer, nullptr,
+                                        FI_ADDR_UNSPEC, &slot.context))) == -FI_EAGAIN) {
+    fi_cq_read(cq_, nullptr, 0);
+  }
+  check(rc, provider_ + ": posting a receive");
+}
+
+bool FabricRma::poll_completions(void* context) {
+  fi_cq_data_entry entries[16];
+  const ssize_t n = fi_cq_read(cq_, entries, 16);
+  if (n == -FI_EAGAIN) return false;
+  if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    fi_cq_readerr(cq_, &err, 0);
+    char detail[256] = "";
+    const char* provider_text =
+        fi_cq_strerror(cq_, err.prov_errno, err.err_data, detail, sizeof detail);
+    throw_error(StatusCode::kUnavailable, provider_ + ": a write failed: " + fabric_error(err.err) +
+                                              " (" + (provider_text ? provider_text : "") + ")");
+  }
+  check(static_cast<int>(n), provider_ + ": fi_cq_read");
+  bool done = false;
+  for (ssize_t i = 0; i < n; ++i) {
+    const fi_cq_data_entry& e = entries[i];
+    if (e.flags & FI_REMOTE_CQ_DATA) {
+      notices_.push_back({e.data});
+      if ((e.flags & FI_RECV) && e.op_context)  // it consumed one of our receives: repost it
+        post_receive(*static_cast<ReceiveSlot*>(e.op_context));
+    }
+    if (e.op_context == context) done = true;
+  }
+  return done;
+}
+
+void FabricRma::write(uint64_t peer, const void* local, uint64_t size, const RemoteRegion& remote,
+                      uint64_t offset, uint64_t immediate, double timeout_seconds) {
+  if (offset > remote.size || size > remote.size - offset) {
+    throw_error(StatusCode::kInvalidArgument, "fabric write of " + std::to_string(size) +
+                                                  " bytes at offset " + std::to_string(offset) +
+                                                  " leaves the peer's region of " +
+                                                  std::to_string(remote.size) + " bytes");
+  }
+  const size_t data_bytes = info_->domain_attr->cq_data_size;
+  if (data_bytes < 8 && immediate >> (8 * data_bytes) != 0) {
+    throw_error(StatusCode::kInvalidArgument, provider_ + " carries " + std::to_string(data_bytes) +
+                                                  " bytes of immediate data; " +
+                                                  std::to_string(immediate) + " does not fit");
+  }
+  const Registration& r = registration_for(local, size);
+  OperationContext context{};
+  const auto deadline = deadline_after(timeout_seconds);
+  ssize_t rc;
+  while ((rc = fi_writedata(ep_, local, size, fi_mr_desc(r.mr), immediate, peer,
+                            remote.address + offset, remote.key, &context)) == -FI_EAGAIN) {
+    poll_completions(nullptr);
+    if (Clock::now() > deadline)
+      throw_error(StatusCode::kDeadlineExceeded, provider_ + ": the write queue stayed full");
+  }
+  check(static_cast<int>(rc), provider_ + ": fi_writedata");
+  while (!poll_completions(&context)) {
+    if (Clock::now() > deadline) {
+      // The provider may still use `context`: cancel the write and wait (a
+      // bounded time) for its completion before the context goes away.
+      fi_cancel(&ep_->fid, &context);
+      const auto grace = deadline_after(1.0);
+      bool finished = false;
+      while (!finished && Clock::now() < grace) {
+        try {
+          finished = poll_completions(&context);
+        } catch (const Error&) {
+          finished = true;  // its error completion: the cancellation
+        }
+      }
+      throw_error(StatusCode::kDeadlineExceeded,
+                  provider_ + ": a write of " + std::to_string(size) + " bytes did not complete");
+    }
+  }
+}
+
+WriteNotice FabricRma::wait_write(double timeout_seconds) {
+  const auto deadline = deadline_after(timeout_seconds);
+  while (notices_.empty()) {
+    poll_completions(nullptr);
+    if (notices_.empty() && Clock::now() > deadline) {
+      throw_error(StatusCode::kDeadlineExceeded, provider_ + ": no remote write arrived");
+    }
+  }
+  WriteNotice notice = notices_.front();
+  notices_.erase(notices_.begin());
+  return notice;
+}
+
+}  // namespace polychip::comm

@@ -1,0 +1,109 @@
+// One-sided RMA over libfabric (FI_EP_RDM, FI_MSG + FI_RMA): the building
+// block of the H2D-RDMA and GDR paths (docs/comm.md, "RDMA"). An endpoint
+// on one provider — `verbs;ofi_rxm` on InfiniBand/RoCE, `efa`, `cxi`, and
+// here `tcp;ofi_rxm` and `shm` — registers memory (with a cache), exports
+// each region as an address and key a peer can write into, and writes into
+// a peer's region with 64 bits of immediate data that the peer sees as a
+// completion: the data landed.
+//
+// Not yet wired into Transport (the collectives still move bytes over TCP
+// and shared memory); tests: comm_interop/tests/fabric_rma_test.cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct fi_info;
+struct fid_fabric;
+struct fid_domain;
+struct fid_ep;
+struct fid_av;
+struct fid_cq;
+struct fid_mr;
+
+namespace polychip::comm {
+
+// What a peer needs to write into a registered region: exchanged at set-up
+// (over the authenticated mesh) as bytes.
+struct RemoteRegion {
+  uint64_t address = 0;  // what fi_write takes: a virtual address or an offset
+  uint64_t key = 0;
+  uint64_t size = 0;
+};
+
+// A completed remote write seen by its target: the writer's immediate data
+// (which says who wrote and what, by the caller's convention).
+struct WriteNotice {
+  uint64_t data = 0;
+};
+
+class FabricRma {
+ public:
+  // `provider`: a libfabric provider name ("tcp;ofi_rxm", "shm", "verbs;ofi_rxm",
+  // ...); empty: POLYCHIP_NET_PROVIDER if set, else the first of
+  // kPreferredProviders present. `node`: the address to bind (e.g.
+  // "127.0.0.1"), empty for the provider's default. Throws UNAVAILABLE
+  // naming the provider and libfabric's reason when none can be opened.
+  explicit FabricRma(const std::string& provider = "", const std::string& node = "");
+  ~FabricRma();
+  FabricRma(const FabricRma&) = delete;
+  FabricRma& operator=(const FabricRma&) = delete;
+
+  static const std::vector<std::string>& preferred_providers();
+
+  const std::string& provider() const { return provider_; }
+  // This endpoint's address, for a peer's add_peer.
+  std::vector<uint8_t> address() const;
+  // Returns the handle writes to that peer use. INVALID_ARGUMENT on bytes
+  // that are no address of this provider.
+  uint64_t add_peer(const std::vector<uint8_t>& address);
+
+  // Registers [data, data + size) for local use and remote writes; cached, so
+  // registering the same region again is free. The registration lives until
+  // the endpoint is destroyed.
+  RemoteRegion register_memory(void* data, uint64_t size);
+
+  // Writes `size` bytes from `local` (inside a registered region) to
+  // `remote.address + offset` of peer `peer`, with `immediate` delivered to
+  // the peer as a WriteNotice, and waits for the local completion.
+  // INVALID_ARGUMENT when the write leaves `remote`; a provider error names
+  // the peer and libfabric's reason; DEADLINE_EXCEEDED after `timeout_seconds`.
+  void write(uint64_t peer, const void* local, uint64_t size, const RemoteRegion& remote,
+             uint64_t offset, uint64_t immediate, double timeout_seconds);
+  // Waits for the next remote write into this endpoint's regions.
+  WriteNotice wait_write(double timeout_seconds);
+
+ private:
+  struct Registration {
+    fid_mr* mr = nullptr;
+    RemoteRegion region;
+  };
+  struct ReceiveSlot;
+  const Registration& registration_for(const void* data, uint64_t size);
+  void post_receive(ReceiveSlot& slot);
+  void close_all();
+  // Progresses the completion queue once: a write notice is queued; returns
+  // true when the local write `context` completed.
+  bool poll_completions(void* context);
+
+  std::string provider_;
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  uint64_t next_key_ = 1;
+  std::map<std::pair<uintptr_t, uint64_t>, Registration> registrations_;
+  std::vector<WriteNotice> notices_;
+  // Receives kept posted for providers that consume one per remote write
+  // with immediate data (FI_RX_CQ_DATA); each is reposted when consumed.
+  std::vector<std::unique_ptr<ReceiveSlot>> receives_;
+  static constexpr size_t kPostedReceives = 64;
+};
+
+}  // namespace polychip::comm
