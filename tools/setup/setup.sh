@@ -13,7 +13,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libze-dev libze1
   hipcc libamdhip64-dev
-  libfabric-dev libfabric-bin rdma-core libibverbs-dev
+  libfabric-dev libfabric-bin rdma-core libibverbs-dev libssl-dev
   openmpi-bin libopenmpi-dev
   pybind11-dev python3-dev python3-numpy python3-jsonschema python3-pytest libdlpack-dev
   iproute2 procps
