@@ -54,11 +54,10 @@ if(NOT include_dir STREQUAL expected_include_dir)
   message(FATAL_ERROR "pkg-config --cflags polychip points at ${include_dir}, "
                       "not ${expected_include_dir}")
 endif()
-run_or_fail("pkg-config --libs polychip" pkg-config --libs polychip)
+run_or_fail("pkg-config --libs polychip-comm" pkg-config --libs polychip-comm)
 separate_arguments(libs UNIX_COMMAND "${run_output}")
 set(pkg_consumer ${CONSUMER_BUILD}/pkg_config_consumer)
 run_or_fail("compiling with pkg-config's flags" ${CXX_COMPILER} -std=c++20 ${CONSUMER_FLAGS} ${cflags}
-            ${CONSUMER_SOURCE}/main.cpp -o ${pkg_consumer} -L${PREFIX}/lib -lpolychip_comm
-            ${libs} -lfmt -Wl,-rpath,${PREFIX}/lib)
+            ${CONSUMER_SOURCE}/main.cpp -o ${pkg_consumer} ${libs} -Wl,-rpath,${PREFIX}/lib)
 run_or_fail("running the pkg-config consumer" ${pkg_consumer})
 message(STATUS "installed into ${PREFIX}; both consumers run:\n${run_output}")
