@@ -12,6 +12,7 @@
 
 #include "algorithms.hpp"
 #include "byte_io.hpp"
+#include "polychip/comm/case_runner.hpp"
 #include "polychip/comm/island_ccl.hpp"
 #include "polychip/error.hpp"
 #include "staging.hpp"
@@ -63,7 +64,35 @@ std::vector<std::unique_ptr<StoreServer>>& id_stores() {
   return stores;
 }
 
+// What every rank's frames of this call carry (wire.hpp CallSignature).
+CallSignature call_signature(const CallRecord& rec) {
+  const auto& names = collective_names();
+  const auto it = std::find(names.begin(), names.end(), rec.collective);
+  if (it == names.end())
+    throw_error(StatusCode::kInternal, "no wire id for collective '" + rec.collective + "'");
+  CallSignature call;
+  call.collective = static_cast<uint8_t>(it - names.begin() + 1);
+  call.dtype = static_cast<uint8_t>(rec.dtype);
+  call.op = static_cast<uint8_t>(rec.op);
+  call.root = rec.root;
+  call.count = rec.count;
+  return call;
+}
+
 }  // namespace
+
+std::string describe_call(const CallSignature& call) {
+  const auto& names = collective_names();
+  const bool known = call.collective >= 1 && call.collective <= names.size();
+  const std::string name =
+      known ? names[call.collective - 1] : "collective " + std::to_string(call.collective);
+  std::string text = name + "(" + std::string(dtype_name(static_cast<DType>(call.dtype))) +
+                     ", count " + std::to_string(call.count);
+  if (name == "all_reduce" || name == "reduce" || name == "reduce_scatter")
+    text += ", op " + std::string(reduce_op_name(static_cast<ReduceOp>(call.op)));
+  if (call.root >= 0) text += ", root " + std::to_string(call.root);
+  return text + ")";
+}
 
 struct Communicator::Impl {
   CommConfig config;
@@ -192,6 +221,7 @@ struct Communicator::Impl {
                       const Group& group, StreamedStaging* io = nullptr) {
     uint64_t seq = transport->next_collective_seq();
     Plan plan(FrameKind::kCollective, seq, name);
+    plan.set_call(call_signature(history.back()));
     BuildContext ctx{&plan, group, config.chunk_bytes, &scratch, {}, {}};
     if (io) {
       plan.set_before_access([io](const uint8_t* p, uint64_t n) { io->wait_input(p, n); });
@@ -204,7 +234,7 @@ struct Communicator::Impl {
     if (finish) finish();
   }
 
-  CallRecord& begin(const char* name, DType dtype, ReduceOp op, uint64_t count) {
+  CallRecord& begin(const char* name, DType dtype, ReduceOp op, uint64_t count, int root = -1) {
     check_comm_dtype(dtype, "dtype");
     CallRecord rec;
     rec.seq = history.size();
@@ -212,6 +242,7 @@ struct Communicator::Impl {
     rec.dtype = dtype;
     rec.op = op;
     rec.count = count;
+    rec.root = root;
     rec.bytes = count * dtype_size(dtype);
     rec.transport = transport_name();
     history.push_back(rec);
@@ -654,7 +685,7 @@ void Communicator::broadcast(BufferRef send, BufferRef recv, uint64_t count, DTy
   POLYCHIP_COMM_DEFER_IN_GROUP(broadcast(send, recv, count, dtype, root));
   impl_->check_root(root);
   Timer timer;
-  CallRecord& rec = impl_->begin("broadcast", dtype, ReduceOp::kSum, count);
+  CallRecord& rec = impl_->begin("broadcast", dtype, ReduceOp::kSum, count, root);
   const uint64_t bytes = rec.bytes;
   std::vector<Staging::Lease> leases;
   const bool is_root = impl_->rank == root;
@@ -690,7 +721,7 @@ void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType 
   POLYCHIP_COMM_DEFER_IN_GROUP(reduce(send, recv, count, dtype, op, root));
   impl_->check_root(root);
   Timer timer;
-  CallRecord& rec = impl_->begin("reduce", dtype, op, count);
+  CallRecord& rec = impl_->begin("reduce", dtype, op, count, root);
   const uint64_t bytes = rec.bytes;
   std::vector<Staging::Lease> leases;
   const bool is_root = impl_->rank == root;

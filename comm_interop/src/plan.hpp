@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "reduce_kernels.hpp"
@@ -30,6 +31,9 @@ struct Task {
   std::vector<int> dependents;
   bool done = false;
 };
+
+// "all_reduce(f32, count 1000, op sum)", "broadcast(bf16, count 8, root 1)".
+std::string describe_call(const CallSignature& call);
 
 class Plan {
  public:
@@ -75,6 +79,10 @@ class Plan {
     tasks_[task].seq = seq;
   }
 
+  // The user's call this plan carries out, in every collective frame it sends.
+  void set_call(const CallSignature& call) { call_ = call; }
+  const CallSignature& call() const { return call_; }
+
   std::vector<Task>& tasks() { return tasks_; }
   FrameKind kind() const { return kind_; }
   uint64_t seq() const { return seq_; }
@@ -99,6 +107,7 @@ class Plan {
   FrameKind kind_;
   uint64_t seq_;
   const char* name_;
+  CallSignature call_;
   std::vector<Task> tasks_;
   AccessFn before_access_;
 };

@@ -396,6 +396,7 @@ void Transport::handle_writable(Connection& c) {
       h.chunk = t.chunk;
       h.payload_bytes = t.bytes;
       h.source_rank = static_cast<uint32_t>(rank_);
+      if (t.kind == FrameKind::kCollective) h.call = plan_->call();
       if (options_.checksum) {
         h.flags = kFlagPayloadCrc;
         h.payload_crc = crc32c(t.data, t.bytes);
@@ -456,6 +457,14 @@ bool Transport::start_frame(Connection& c) {
     c.abort_text.clear();
     if (f.payload_bytes == 0) fail_on(c, StatusCode::kAborted, "the peer aborted");
     return true;
+  }
+  if (f.kind == FrameKind::kCollective && f.seq == plan_->seq() && !(f.call == plan_->call())) {
+    fail_on(c, StatusCode::kFailedPrecondition,
+            "collective #" + std::to_string(f.seq) + ": rank " + std::to_string(c.peer) +
+                " called " + describe_call(f.call) + " while rank " + std::to_string(rank_) +
+                " called " + describe_call(plan_->call()) +
+                " (signature mismatch: every rank must make the same collective calls, with the "
+                "same arguments, in the same order)");
   }
   Key key{c.peer, f.kind, f.seq, f.step, f.chunk};
   auto it = receives_.find(key);

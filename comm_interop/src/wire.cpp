@@ -45,6 +45,12 @@ void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]) {
   w.u64(h.payload_bytes);
   w.u32(h.payload_crc);
   w.u32(h.source_rank);
+  w.u8(h.call.collective);
+  w.u8(h.call.dtype);
+  w.u8(h.call.op);
+  w.u8(0);  // reserved
+  w.u32(static_cast<uint32_t>(h.call.root));
+  w.u64(h.call.count);
   w.u32(0);  // reserved
   w.u32(crc32c(w.bytes().data(), w.bytes().size()));
   std::memcpy(out, w.bytes().data(), kFrameHeaderSize);
@@ -80,7 +86,19 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
   h.payload_bytes = r.u64("payload_bytes");
   h.payload_crc = r.u32("payload_crc");
   h.source_rank = r.u32("source_rank");
-  if (r.u32("reserved") != 0) corrupt("frame header: reserved field is not zero");
+  h.call.collective = r.u8("call collective");
+  h.call.dtype = r.u8("call dtype");
+  h.call.op = r.u8("call op");
+  const uint8_t reserved_byte = r.u8("reserved");
+  h.call.root = static_cast<int32_t>(r.u32("call root"));
+  h.call.count = r.u64("call count");
+  if (reserved_byte != 0 || r.u32("reserved") != 0)
+    corrupt("frame header: reserved field is not zero");
+  if ((h.kind == FrameKind::kCollective) != (h.call.collective != 0) ||
+      h.call.collective > kCollectiveKinds || h.call.op >= kReduceOps)
+    corrupt("frame header: call signature " + std::to_string(h.call.collective) + "/" +
+            std::to_string(h.call.op) + " does not fit a frame of kind " +
+            std::to_string(int(h.kind)));
   if (h.payload_bytes > kMaxFramePayload) {
     corrupt("frame header: payload of " + std::to_string(h.payload_bytes) +
             " bytes exceeds the limit of " + std::to_string(kMaxFramePayload));

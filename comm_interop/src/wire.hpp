@@ -14,7 +14,7 @@
 
 namespace polychip::comm {
 
-inline constexpr uint8_t kWireVersion = 1;
+inline constexpr uint8_t kWireVersion = 2;
 inline constexpr uint32_t kFrameMagic = 0x314d4350;      // "PCM1"
 inline constexpr uint32_t kHelloMagic = 0x31484350;      // "PCH1"
 inline constexpr uint32_t kChallengeMagic = 0x31434350;  // "PCC1"
@@ -32,6 +32,21 @@ enum class FrameKind : uint8_t {
 
 enum FrameFlags : uint16_t { kFlagPayloadCrc = 1 };
 
+// The user's call a collective frame belongs to. Every rank must make the
+// same calls in the same order; a frame whose call differs from the
+// receiver's for the same sequence number fails both at once, naming both.
+struct CallSignature {
+  // Index in collective_names() (case_runner.hpp) + 1; 0: not a collective frame.
+  uint8_t collective = 0;
+  uint8_t dtype = 0;   // polychip_dtype
+  uint8_t op = 0;      // ReduceOp
+  int32_t root = -1;   // -1 for collectives without one
+  uint64_t count = 0;  // the call's count argument
+  bool operator==(const CallSignature&) const = default;
+};
+inline constexpr uint8_t kCollectiveKinds = 7;  // collective_names().size()
+inline constexpr uint8_t kReduceOps = 5;        // ReduceOp values 0..4
+
 struct FrameHeader {
   FrameKind kind = FrameKind::kCollective;
   uint16_t flags = 0;
@@ -41,8 +56,9 @@ struct FrameHeader {
   uint64_t payload_bytes = 0;
   uint32_t payload_crc = 0;
   uint32_t source_rank = 0;
+  CallSignature call;  // collective frames only
 };
-inline constexpr size_t kFrameHeaderSize = 48;
+inline constexpr size_t kFrameHeaderSize = 64;
 
 void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]);
 // Validates magic, version, kind, flags, header CRC, payload size and that

@@ -19,6 +19,7 @@
 #include "crc32c.hpp"
 #include "handshake.hpp"
 #include "hmac_sha256.hpp"
+#include "plan.hpp"
 #include "polychip/comm/bootstrap.hpp"
 #include "polychip/comm/case_runner.hpp"
 #include "polychip/comm/comm.h"
@@ -111,6 +112,11 @@ FrameHeader sample_header() {
   h.payload_bytes = 1 << 20;
   h.payload_crc = 0xdeadbeef;
   h.source_rank = 5;
+  h.call = {.collective = 5,
+            .dtype = static_cast<uint8_t>(DType::kBF16),
+            .op = 3,
+            .root = 2,
+            .count = uint64_t{1} << 40};
   return h;
 }
 
@@ -123,6 +129,8 @@ TEST(Wire, FrameHeaderRoundTrips) {
   EXPECT_EQ(h.chunk, 9u);
   EXPECT_EQ(h.payload_bytes, 1u << 20);
   EXPECT_EQ(h.payload_crc, 0xdeadbeefu);
+  EXPECT_EQ(h.call, sample_header().call);
+  EXPECT_EQ(describe_call(h.call), "reduce(bf16, count 1099511627776, op max, root 2)");
 }
 
 void expect_corrupt(const std::function<void()>& f, const std::string& what) {
@@ -132,6 +140,23 @@ void expect_corrupt(const std::function<void()>& f, const std::string& what) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << what << ": " << e.what();
   }
+}
+
+// A collective frame must say which call it belongs to; other frames must not.
+TEST(Wire, OnlyCollectiveFramesCarryACallSignature) {
+  uint8_t buf[kFrameHeaderSize];
+  FrameHeader h = sample_header();
+  h.call.collective = 0;
+  encode_frame_header(h, buf);
+  expect_corrupt([&] { parse_frame_header({buf, kFrameHeaderSize}, 5); }, "no call");
+  h = sample_header();
+  h.kind = FrameKind::kPointToPoint;
+  encode_frame_header(h, buf);
+  expect_corrupt([&] { parse_frame_header({buf, kFrameHeaderSize}, 5); }, "p2p with a call");
+  h = sample_header();
+  h.call.op = 5;
+  encode_frame_header(h, buf);
+  expect_corrupt([&] { parse_frame_header({buf, kFrameHeaderSize}, 5); }, "unknown op");
 }
 
 TEST(Wire, EveryCorruptedTruncatedOrMisattributedHeaderIsRejected) {
@@ -476,6 +501,48 @@ TEST(Communicator, ARankThatDiesDuringSetUpEndsTheOthersSetUpAtOnce) {
               std::string::npos)
         << "rank " << r << ": " << errors[r];
     EXPECT_LT(seconds[r], 5.0) << "rank " << r;
+  }
+}
+
+// Rank 1 calls all_reduce with another count (a classic framework bug):
+// both ranks fail at once — not at the 30 s timeout — and the error names
+// both calls and the collective's sequence number.
+TEST(Communicator, RanksThatCallDifferentCollectivesFailAtOnceNamingBothCalls) {
+  for (uint64_t small_bytes : {uint64_t{64} << 10, uint64_t{0}}) {  // direct, then ring
+    CommConfig config;
+    config.timeout_seconds = 30;
+    config.small_bytes = small_bytes;
+    UniqueId id = Communicator::create_unique_id(config);
+    std::string errors[2];
+    double seconds[2] = {0, 0};
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r) {
+      threads.emplace_back([&, r] {
+        Communicator comm(id, r, 2, config);
+        std::vector<float> in(2000, 1.0f), out(2000);
+        comm.barrier();
+        const auto start = std::chrono::steady_clock::now();
+        try {
+          comm.all_reduce(in.data(), out.data(), r == 0 ? 1000 : 2000, DType::kF32, ReduceOp::kSum);
+        } catch (const Error& e) {
+          errors[r] = e.message();
+        }
+        seconds[r] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_LT(seconds[r], 5.0) << "rank " << r;
+      EXPECT_NE(errors[r].find("collective #1: rank " + std::to_string(1 - r) + " called " +
+                               (r == 0 ? "all_reduce(f32, count 2000, op sum)"
+                                       : "all_reduce(f32, count 1000, op sum)") +
+                               " while rank " + std::to_string(r) + " called " +
+                               (r == 0 ? "all_reduce(f32, count 1000, op sum)"
+                                       : "all_reduce(f32, count 2000, op sum)")),
+                std::string::npos)
+          << "rank " << r << ": " << errors[r];
+    }
   }
 }
 

@@ -46,6 +46,7 @@ struct CallRecord {
   DType dtype = DType::kF32;
   ReduceOp op = ReduceOp::kSum;
   uint64_t count = 0;
+  int root = -1;       // broadcast and reduce; -1 for the others
   uint64_t bytes = 0;  // per-rank payload the caller handed in
   Algorithm algorithm = Algorithm::kNone;
   DataPath path = DataPath::kHost;
