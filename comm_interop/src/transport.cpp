@@ -80,6 +80,7 @@ Transport::Transport(int rank, std::vector<PeerInfo> peers, Fd listener,
   }
   next_send_seq_.assign(peers_.size(), 0);
   next_recv_seq_.assign(peers_.size(), 0);
+  newest_collective_seen_.assign(peers_.size(), 0);
   if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
     throw_error(StatusCode::kInternal, "transport: pipe2 failed");
   }
@@ -458,6 +459,8 @@ bool Transport::start_frame(Connection& c) {
     if (f.payload_bytes == 0) fail_on(c, StatusCode::kAborted, "the peer aborted");
     return true;
   }
+  if (f.kind == FrameKind::kCollective)
+    newest_collective_seen_[c.peer] = std::max(newest_collective_seen_[c.peer], f.seq + 1);
   if (f.kind == FrameKind::kCollective && f.seq == plan_->seq() && !(f.call == plan_->call())) {
     fail_on(c, StatusCode::kFailedPrecondition,
             "collective #" + std::to_string(f.seq) + ": rank " + std::to_string(c.peer) +
@@ -611,8 +614,23 @@ std::string Transport::pending_summary() const {
     (t.is_send ? sends : receives)[t.peer]++;
   }
   std::string s;
+  const std::string call = std::string(plan_->name()) + " #" + std::to_string(plan_->seq());
   for (auto [peer, n] : receives) {
     s += "; waiting for " + std::to_string(n) + " frame(s) from " + describe_peer(peer);
+    if (plan_->kind() != FrameKind::kCollective) continue;
+    // What this rank saw of the peer: the classes of a hang.
+    const uint64_t seen = newest_collective_seen_[peer];
+    if (seen <= plan_->seq()) {
+      s += ": it never entered " + call + " (missing-enter; its newest frame here was " +
+           (seen == 0 ? std::string("none") : "of collective #" + std::to_string(seen - 1)) + ")";
+    } else if (seen == plan_->seq() + 1) {
+      s += ": it entered " + call +
+           " and stopped sending (missing-exit: stuck in it, or waiting "
+           "for another rank)";
+    } else {
+      s += ": it already left " + call + " for collective #" + std::to_string(seen - 1) +
+           " without sending these frames";
+    }
   }
   for (auto [peer, n] : sends) {
     s += "; " + std::to_string(n) + " frame(s) to " + describe_peer(peer) + " not sent";

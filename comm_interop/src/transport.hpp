@@ -119,6 +119,9 @@ class Transport {
 
   uint64_t next_collective_seq_ = 0;
   std::vector<uint64_t> next_send_seq_, next_recv_seq_;
+  // Per peer: 1 + the newest collective sequence number a frame of it
+  // carried (0: none yet), so a timeout can say who never entered.
+  std::vector<uint64_t> newest_collective_seen_;
 
   // State of the plan being run.
   Plan* plan_ = nullptr;

@@ -546,6 +546,41 @@ TEST(Communicator, RanksThatCallDifferentCollectivesFailAtOnceNamingBothCalls) {
   }
 }
 
+// Rank 2 never enters the second all_reduce: ranks 0 and 1 time out (1 s)
+// saying which rank is missing and that it never entered, with their call.
+TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
+  CommConfig config;
+  config.timeout_seconds = 1;
+  UniqueId id = Communicator::create_unique_id(config);
+  std::string errors[3];
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      Communicator comm(id, r, 3, config);
+      std::vector<float> in(16, 1.0f), out(16);
+      comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+      if (r == 2) {  // stays alive (connections open) past the others' timeout
+        std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+        return;
+      }
+      try {
+        comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+      } catch (const Error& e) {
+        errors[r] = e.message();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(errors[r].find("all_reduce #1: timed out"), std::string::npos) << errors[r];
+    EXPECT_NE(errors[r].find("from rank 2 ("), std::string::npos) << errors[r];
+    EXPECT_NE(errors[r].find(": it never entered all_reduce #1 (missing-enter; its newest frame "
+                             "here was of collective #0)"),
+              std::string::npos)
+        << "rank " << r << ": " << errors[r];
+  }
+}
+
 TEST(Communicator, ThreadRanksRunEveryCollectiveExactly) {
   for (int world : {1, 3}) {
     with_threads(world, [](Communicator& comm) {
