@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""Kill trials: SIGKILL one rank of an externally launched job at a random
-moment and time how long the survivors take to end.
+"""Kill trials: SIGKILL one rank of a running job at a random moment and time
+how long the survivors (and the launcher) take to end.
 
-Each trial starts --np ranks of `polychip comm-perf` the way torchrun or a
-scheduler would (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT in the
-environment; no polychip launcher that could end the job), kills one random
-rank after a random delay in [0, --max-delay] seconds (so the kill lands in
-the rendezvous, the connection set-up or a collective), and measures the
-time from the kill until the last survivor has exited. Nothing kills the
-survivors but their own failure detection; a survivor still alive after
---limit seconds is counted as hung, then killed.
+Two modes:
+  default     --np ranks of `polychip comm-perf` started the way torchrun or a
+              scheduler would (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT in the
+              environment; nothing that could end the job), so only the ranks'
+              own failure detection ends the survivors;
+  --launcher  `polychip comm-perf --np N` (the built-in launcher); one of its
+              ranks is killed, and the launcher must end the job and name it.
+Half the kills land in the first 0.15 s (rendezvous and connection set-up),
+the rest anywhere in the first --max-delay seconds (set-up or collectives).
+A job still running --limit seconds after the kill counts as hung.
 
-Usage: kill_trials.py --polychip build/bin/polychip [--trials 24] [--np 4]
-Prints one line per trial and the count of trials whose survivors took
-longer than --slow seconds (the issue's criterion: 30 s).
+Usage: kill_trials.py --polychip build/bin/polychip [--trials 24] [--np 4] [--launcher]
+Exit code 1 when any trial took longer than --slow seconds.
 """
 import argparse
 import os
@@ -32,34 +33,80 @@ def free_port():
         return s.getsockname()[1]
 
 
-def trial(args, rng):
+def perf_command(args):
+    return [args.polychip, "comm-perf", "-c", "all_reduce", "-b", "1M", "-e", "8M", "-w", "2",
+            "-n", str(args.iters)]
+
+
+def kill_delay(args, rng):
+    return rng.uniform(0, 0.15) if rng.random() < 0.5 else rng.uniform(0, args.max_delay)
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def environment_trial(args, rng):
     port = free_port()
     procs = []
     for rank in range(args.np):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(args.np), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), POLYCHIP_COMM_TIMEOUT=str(args.limit * 2))
+                   MASTER_PORT=str(port))
         if args.transport:
             env["POLYCHIP_COMM_TRANSPORT"] = args.transport
-        procs.append(subprocess.Popen(
-            [args.polychip, "comm-perf", "-c", "all_reduce", "-b", "1M", "-e", "8M", "-w", "2",
-             "-n", str(args.iters)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(perf_command(args), env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
     victim = rng.randrange(args.np)
-    # Half the kills land in the first 0.15 s: the rendezvous and connection set-up.
-    delay = rng.uniform(0, 0.15) if rng.random() < 0.5 else rng.uniform(0, args.max_delay)
+    delay = kill_delay(args, rng)
     time.sleep(delay)
+    early = [i for i, p in enumerate(procs) if i != victim and p.poll() is not None]
     killed_at = time.monotonic()
     procs[victim].send_signal(signal.SIGKILL)
-    hung = 0
-    ended_early = sum(p.poll() is not None for i, p in enumerate(procs) if i != victim)
+    hung = False
     for p in procs:
-        left = args.limit - (time.monotonic() - killed_at)
         try:
-            p.wait(timeout=max(left, 0.01))
+            p.wait(timeout=max(args.limit - (time.monotonic() - killed_at), 0.01))
         except subprocess.TimeoutExpired:
-            hung += 1
+            hung = True
             p.kill()
             p.wait()
-    return victim, delay, time.monotonic() - killed_at, hung, ended_early
+    return dict(victim=victim, delay=delay, seconds=time.monotonic() - killed_at, hung=hung,
+                note="a survivor had ended before the kill; raise --iters" if early else "")
+
+
+def launcher_trial(args, rng):
+    env = dict(os.environ)
+    if args.transport:
+        env["POLYCHIP_COMM_TRANSPORT"] = args.transport
+    job = subprocess.Popen([args.polychip] + perf_command(args)[1:] + ["--np", str(args.np)],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    delay = kill_delay(args, rng)
+    time.sleep(delay)
+    ranks = children(job.pid)
+    while len(ranks) < args.np and job.poll() is None:  # not every rank started yet
+        time.sleep(0.001)
+        ranks = children(job.pid)
+    victim = rng.randrange(len(ranks)) if ranks else -1
+    killed_at = time.monotonic()
+    if victim >= 0:
+        try:
+            os.kill(ranks[victim], signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    hung = False
+    try:
+        _, err = job.communicate(timeout=args.limit)
+    except subprocess.TimeoutExpired:
+        hung = True
+        job.kill()
+        _, err = job.communicate()
+    note = "" if "polychip launcher: rank" in err else f"launcher exit {job.returncode}, no rank named"
+    return dict(victim=victim, delay=delay, seconds=time.monotonic() - killed_at, hung=hung,
+                note=note)
 
 
 def main():
@@ -70,25 +117,28 @@ def main():
     ap.add_argument("--iters", type=int, default=200,
                     help="timed iterations per size (np 4: about 3 s of work here)")
     ap.add_argument("--max-delay", type=float, default=1.0, help="kill within this many seconds")
-    ap.add_argument("--limit", type=float, default=60, help="survivors alive after this: hung")
+    ap.add_argument("--limit", type=float, default=60, help="still running after this: hung")
     ap.add_argument("--slow", type=float, default=30)
     ap.add_argument("--transport", choices=["auto", "tcp"], default=None)
+    ap.add_argument("--launcher", action="store_true",
+                    help="start the job with the built-in launcher (--np) and kill one of its ranks")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    times, slow, hung_trials = [], 0, 0
+    run = launcher_trial if args.launcher else environment_trial
+    times, slow, hung, notes = [], 0, 0, 0
     for t in range(args.trials):
-        victim, delay, seconds, hung, ended_early = trial(args, rng)
-        if ended_early:
-            print(f"trial {t:3d}: a survivor had ended before the kill; raise --iters", flush=True)
-        times.append(seconds)
-        slow += seconds > args.slow
-        hung_trials += hung > 0
-        print(f"trial {t:3d}: killed rank {victim} after {delay:5.3f} s; survivors ended "
-              f"{seconds:6.2f} s later{'  HUNG' if hung else ''}", flush=True)
-    print(f"# {args.trials} trials, np {args.np}: median {statistics.median(times):.2f} s, "
-          f"max {max(times):.2f} s; {slow} took > {args.slow:g} s; {hung_trials} hung "
-          f"(> {args.limit:g} s)")
+        r = run(args, rng)
+        times.append(r["seconds"])
+        slow += r["seconds"] > args.slow
+        hung += r["hung"]
+        notes += bool(r["note"])
+        print(f"trial {t:3d}: killed rank {r['victim']} after {r['delay']:5.3f} s; the job ended "
+              f"{r['seconds']:6.2f} s later{'  HUNG' if r['hung'] else ''}"
+              f"{'  (' + r['note'] + ')' if r['note'] else ''}", flush=True)
+    print(f"# {args.trials} trials, np {args.np}, {'launcher' if args.launcher else 'env'}: "
+          f"median {statistics.median(times):.2f} s, max {max(times):.2f} s; {slow} took > "
+          f"{args.slow:g} s; {hung} hung (> {args.limit:g} s); {notes} with a note")
     return 1 if slow else 0
 
 
