@@ -6,7 +6,7 @@
 #include <span>
 
 #include "polychip/error.hpp"
-#include "wire.hpp"
+#include "wire/wire.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -10,14 +10,14 @@
 #include <map>
 #include <mutex>
 
-#include "algorithms.hpp"
-#include "byte_io.hpp"
+#include "algorithms/algorithms.hpp"
+#include "bootstrap/store.hpp"
 #include "polychip/comm/case_runner.hpp"
 #include "polychip/comm/island_ccl.hpp"
 #include "polychip/error.hpp"
-#include "staging.hpp"
-#include "store.hpp"
-#include "transport.hpp"
+#include "staging/staging.hpp"
+#include "transport/transport.hpp"
+#include "wire/byte_io.hpp"
 
 namespace polychip::comm {
 namespace {

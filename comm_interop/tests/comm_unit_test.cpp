@@ -16,10 +16,8 @@
 
 #include <gtest/gtest.h>
 
-#include "crc32c.hpp"
-#include "handshake.hpp"
-#include "hmac_sha256.hpp"
-#include "plan.hpp"
+#include "algorithms/plan.hpp"
+#include "algorithms/reduce_kernels.hpp"
 #include "polychip/comm/bootstrap.hpp"
 #include "polychip/comm/case_runner.hpp"
 #include "polychip/comm/comm.h"
@@ -27,9 +25,11 @@
 #include "polychip/dtype.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
-#include "reduce_kernels.hpp"
-#include "shm_ring.hpp"
-#include "wire.hpp"
+#include "security/handshake.hpp"
+#include "security/hmac_sha256.hpp"
+#include "transport/shm/shm_ring.hpp"
+#include "wire/crc32c.hpp"
+#include "wire/wire.hpp"
 
 using namespace polychip;
 using namespace polychip::comm;

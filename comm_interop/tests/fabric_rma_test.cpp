@@ -1,7 +1,7 @@
 // One-sided writes over the libfabric providers that run on this machine
 // (tcp;ofi_rxm over loopback, shm): two endpoints, each progressed by its
 // own thread, as two ranks' would be.
-#include "fabric_rma.hpp"
+#include "transport/rdma/fabric_rma.hpp"
 
 #include <gtest/gtest.h>
 

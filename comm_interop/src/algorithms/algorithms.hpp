@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "plan.hpp"
+#include "algorithms/plan.hpp"
 #include "polychip/comm/types.hpp"
 
 namespace polychip::comm {

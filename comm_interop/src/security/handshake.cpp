@@ -1,4 +1,4 @@
-#include "handshake.hpp"
+#include "security/handshake.hpp"
 
 #include <cstring>
 

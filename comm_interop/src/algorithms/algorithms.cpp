@@ -1,5 +1,5 @@
-#include "algorithms.hpp"
-#include "byte_io.hpp"
+#include "algorithms/algorithms.hpp"
+#include "wire/byte_io.hpp"
 
 #include <algorithm>
 #include <cstring>

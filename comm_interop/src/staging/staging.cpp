@@ -1,4 +1,4 @@
-#include "staging.hpp"
+#include "staging/staging.hpp"
 
 #include <algorithm>
 

@@ -6,10 +6,10 @@
 #include <initializer_list>
 #include <string_view>
 
-#include "hmac_sha256.hpp"
 #include "polychip/comm/config.hpp"
 #include "polychip/error.hpp"
-#include "wire.hpp"
+#include "security/hmac_sha256.hpp"
+#include "wire/wire.hpp"
 
 namespace polychip::comm {
 namespace {

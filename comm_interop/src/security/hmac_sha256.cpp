@@ -1,4 +1,4 @@
-#include "hmac_sha256.hpp"
+#include "security/hmac_sha256.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

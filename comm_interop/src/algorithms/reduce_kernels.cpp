@@ -1,4 +1,4 @@
-#include "reduce_kernels.hpp"
+#include "algorithms/reduce_kernels.hpp"
 
 #include <cmath>
 #include <cstring>

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "handshake.hpp"
+#include "security/handshake.hpp"
 
 namespace polychip::comm {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "hmac_sha256.hpp"
+#include "security/hmac_sha256.hpp"
 
 namespace polychip::comm {
 

@@ -1,11 +1,11 @@
-#include "wire.hpp"
+#include "wire/wire.hpp"
 
 #include <cctype>
 #include <cstring>
 
-#include "byte_io.hpp"
-#include "crc32c.hpp"
 #include "polychip/error.hpp"
+#include "wire/byte_io.hpp"
+#include "wire/crc32c.hpp"
 
 namespace polychip::comm {
 namespace {

@@ -16,10 +16,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "handshake.hpp"
-#include "plan.hpp"
+#include "algorithms/plan.hpp"
 #include "polychip/error.hpp"
-#include "socket.hpp"
+#include "security/handshake.hpp"
+#include "transport/tcp/socket.hpp"
 
 namespace polychip::comm {
 

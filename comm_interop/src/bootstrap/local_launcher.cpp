@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "polychip/error.hpp"
-#include "socket.hpp"
-#include "wire.hpp"
+#include "transport/tcp/socket.hpp"
+#include "wire/wire.hpp"
 
 namespace polychip::comm {
 

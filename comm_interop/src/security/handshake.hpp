@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "socket.hpp"
-#include "wire.hpp"
+#include "transport/tcp/socket.hpp"
+#include "wire/wire.hpp"
 
 namespace polychip::comm {
 

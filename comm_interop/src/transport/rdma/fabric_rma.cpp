@@ -1,4 +1,4 @@
-#include "fabric_rma.hpp"
+#include "transport/rdma/fabric_rma.hpp"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>

@@ -1,4 +1,4 @@
-#include "store.hpp"
+#include "bootstrap/store.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <map>
 
-#include "byte_io.hpp"
 #include "polychip/error.hpp"
+#include "wire/byte_io.hpp"
 
 namespace polychip::comm {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "reduce_kernels.hpp"
-#include "wire.hpp"
+#include "algorithms/reduce_kernels.hpp"
+#include "wire/wire.hpp"
 
 namespace polychip::comm {
 

@@ -1,4 +1,4 @@
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,9 +13,9 @@
 #include <map>
 #include <thread>
 
-#include "crc32c.hpp"
 #include "polychip/error.hpp"
-#include "shm_ring.hpp"
+#include "transport/shm/shm_ring.hpp"
+#include "wire/crc32c.hpp"
 
 namespace polychip::comm {
 namespace {

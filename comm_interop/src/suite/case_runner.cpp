@@ -1,5 +1,5 @@
 #include "polychip/comm/case_runner.hpp"
-#include "byte_io.hpp"
+#include "wire/byte_io.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include "algorithms/reduce_kernels.hpp"
 #include "polychip/error.hpp"
-#include "reduce_kernels.hpp"
 
 namespace polychip::comm {
 namespace {

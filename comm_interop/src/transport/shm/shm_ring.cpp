@@ -1,4 +1,4 @@
-#include "shm_ring.hpp"
+#include "transport/shm/shm_ring.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "polychip/error.hpp"
-#include "socket.hpp"
-#include "wire.hpp"
+#include "transport/tcp/socket.hpp"
+#include "wire/wire.hpp"
 
 namespace polychip::comm {
 
