@@ -18,6 +18,9 @@ struct TrainRunOptions {
   int64_t checkpoint_every = 0;  // also write the directory every K steps; 0: at the end only
   std::optional<double> learning_rate;
   std::optional<uint64_t> seed;
+  // Also write the run's reference trace (reference_trace.hpp) here; a fresh
+  // run of the preset's workload only (no --resume, --lr or --seed).
+  std::string record_reference;
 };
 
 // Exit code: 0 done, 2 a bad option or device (message on `errors`).

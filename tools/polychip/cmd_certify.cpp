@@ -8,6 +8,7 @@
 
 #include "certify.hpp"
 #include "command.hpp"
+#include "training_certify.hpp"
 #include "worker.hpp"
 
 namespace {
@@ -21,8 +22,9 @@ const bool certify_registered = polychip::cli::register_command(
       auto o = std::make_shared<CertifyOptions>();
       auto case_id = std::make_shared<std::string>();
       sub.add_option("--suite", o->suite,
-                     "precision (each device alone) or comm (one rank per --adapters entry)")
-          ->check(CLI::IsMember({"precision", "comm"}))
+                     "precision (each device alone), comm (one rank per --adapters entry) or "
+                     "training (each device trains against the reference trace)")
+          ->check(CLI::IsMember({"precision", "comm", "training"}))
           ->capture_default_str();
       sub.add_option("--level", o->level, "quick, standard or full")
           ->check(CLI::IsMember({"quick", "standard", "full"}))
@@ -48,8 +50,18 @@ const bool certify_registered = polychip::cli::register_command(
       sub.add_option("--waivers", o->waivers_path,
                      "waivers JSON file (default: the built-in conformance/data/waivers.json)");
       sub.add_flag("!--no-progress", o->progress, "no progress lines on stderr");
+      sub.add_option("--reference", o->reference_path,
+                     "training: reference trace file (default: the shipped NVIDIA reference of "
+                     "the default workload)");
+      sub.add_option("--tier", o->tier, "training: alignment tier")
+          ->check(CLI::IsMember({"exact", "cross-vendor"}))
+          ->capture_default_str();
       return [o, case_id] {
         if (!case_id->empty()) o->case_id = *case_id;
+        if (o->suite == "training") {
+          if (o->out_dir.empty()) o->out_dir = polychip::conformance::kDefaultOutDir;
+          return polychip::training::run_training_certify(*o);
+        }
         return polychip::conformance::run_certify(*o);
       };
     });

@@ -26,6 +26,9 @@ const bool registered = polychip::cli::register_command(
           ->capture_default_str();
       sub.add_option("--lr", o->learning_rate, "learning rate (default: the preset's)");
       sub.add_option("--seed", o->seed, "weights and corpus seed (default: the preset's)");
+      sub.add_option("--record-reference", o->record_reference,
+                     "also write the run's reference trace (per-step loss and gradient norm, "
+                     "step-1 gradients, metadata, content hash) to this JSON file");
       return [o] { return polychip::training::run_training(*o, std::cout, std::cerr); };
     });
 

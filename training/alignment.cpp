@@ -1,0 +1,108 @@
+#include "alignment.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "polychip/error.hpp"
+
+namespace polychip::training {
+
+AlignmentCriteria alignment_criteria(const std::string& tier) {
+  if (tier != "exact" && tier != "cross-vendor")
+    throw Error(StatusCode::kInvalidArgument,
+                "unknown alignment tier '" + tier + "' (tiers: exact, cross-vendor)");
+  AlignmentCriteria c;
+  c.tier = tier;
+  return c;
+}
+
+CurveComparison compare_loss_curves(const std::vector<double>& reference,
+                                    const std::vector<double>& run,
+                                    const AlignmentCriteria& criteria) {
+  if (reference.size() != run.size() || reference.empty())
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("compare_loss_curves: {} reference steps, {} run steps",
+                            reference.size(), run.size()));
+  const bool exact = criteria.tier == "exact";
+  CurveComparison c;
+  c.steps = static_cast<int64_t>(reference.size());
+  c.allowed_outside = exact ? 0 : std::max<int64_t>(1, c.steps / 100);
+  double relative_sum = 0;
+  int64_t relative_count = 0;
+  for (int64_t i = 0; i < c.steps; ++i) {
+    const double ref = reference[i], got = run[i];
+    const double diff = std::isfinite(got) ? std::fabs(got - ref) : INFINITY;
+    const double bound =
+        exact ? criteria.exact_atol : criteria.atol + criteria.rtol * std::fabs(ref);
+    const double relative = diff / std::max(std::fabs(ref), 1e-30);
+    if (!(diff <= bound)) {
+      ++c.steps_outside;
+      if (c.first_outside_step == 0) c.first_outside_step = i + 1;
+    }
+    if (c.largest_step == 0 || diff > c.largest_abs) {
+      c.largest_step = i + 1;
+      c.largest_abs = diff;
+      c.largest_relative = relative;
+    }
+    if (i + 1 >= criteria.mean_from_step) {
+      relative_sum += relative;
+      ++relative_count;
+    }
+  }
+  c.mean_relative = relative_count ? relative_sum / relative_count : 0;
+  const bool within = c.steps_outside <= c.allowed_outside;
+  const bool mean_ok = exact || relative_count == 0 || c.mean_relative < criteria.max_mean_relative;
+  c.pass = within && mean_ok;
+  c.summary = fmt::format(
+      "{} tier over {} steps: {} step(s) outside (allowed {}){}; largest |Δloss| {:.3g} "
+      "({:.3g} relative) at step {}{}",
+      criteria.tier, c.steps, c.steps_outside, c.allowed_outside,
+      c.first_outside_step ? fmt::format(", the first at step {}", c.first_outside_step) : "",
+      c.largest_abs, c.largest_relative, c.largest_step,
+      exact ? ""
+            : fmt::format("; mean relative error from step {}: {:.3g}% (limit {:g}%)",
+                          criteria.mean_from_step, 100 * c.mean_relative,
+                          100 * criteria.max_mean_relative));
+  return c;
+}
+
+Step1Diagnosis diagnose_step1(const std::vector<std::pair<std::string, double>>& reference,
+                              const std::vector<std::pair<std::string, double>>& run) {
+  if (reference.size() != run.size())
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("step-1 diagnosis: {} reference tensors, {} run tensors",
+                            reference.size(), run.size()));
+  Step1Diagnosis d;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const auto& [name, ref] = reference[i];
+    if (run[i].first != name)
+      throw Error(StatusCode::kInvalidArgument, "step-1 diagnosis: tensor " + std::to_string(i) +
+                                                    " is '" + run[i].first + "' in the run and '" +
+                                                    name + "' in the reference");
+    const double got = run[i].second;
+    const double diff = std::isfinite(got) ? std::fabs(got - ref) : INFINITY;
+    const double relative = diff / std::max(std::fabs(ref), 1e-30);
+    if (d.worst.empty() || relative > d.worst_relative) {
+      d.worst = name;
+      d.worst_relative = relative;
+    }
+    if (!(diff <= kStep1GradAtol + kStep1GradRtol * std::fabs(ref)) && !d.first_out) {
+      d.first_out = name;
+      d.pass = false;
+      d.summary = fmt::format(
+          "step 1: the gradient of {} is the first out of bounds (L2 norm {:.9g}, reference "
+          "{:.9g}: {:.3g} relative, limit {:g})",
+          name, got, ref, relative, kStep1GradRtol);
+    }
+  }
+  if (d.pass)
+    d.summary = fmt::format(
+        "step 1: every parameter's gradient within {:g} relative (worst {} at "
+        "{:.3g})",
+        kStep1GradRtol, d.worst, d.worst_relative);
+  return d;
+}
+
+}  // namespace polychip::training

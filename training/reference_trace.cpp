@@ -1,0 +1,164 @@
+#include "reference_trace.hpp"
+
+#include <openssl/evp.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "atomic_file.hpp"
+#include "checkpoint.hpp"
+#include "polychip/error.hpp"
+
+#ifndef POLYCHIP_VERSION
+#define POLYCHIP_VERSION "unknown"
+#endif
+
+namespace polychip::training {
+namespace {
+
+[[noreturn]] void corrupt(const std::string& what) {
+  throw Error(StatusCode::kDataCorruption, "reference trace: " + what);
+}
+
+// Everything but the hash, in one canonical text (keys sorted, doubles in
+// shortest round-trip form).
+nlohmann::json content_json(const ReferenceTrace& t) {
+  nlohmann::json grads = nlohmann::json::array();
+  for (const auto& [name, norm] : t.step1_grad_norms) grads.push_back({name, norm});
+  return {{"schema", kReferenceTraceSchema},
+          {"preset", t.preset},
+          {"workload", t.workload},
+          {"precision", t.precision},
+          {"device_type", t.device_type},
+          {"provenance", t.provenance},
+          {"polychip_version", t.polychip_version},
+          {"corpus_hash", t.corpus_hash},
+          {"loss", t.loss},
+          {"grad_norm", t.grad_norm},
+          {"step1_grad_norms", grads}};
+}
+
+std::string sha256_hex(const std::string& text) {
+  unsigned char digest[32];
+  unsigned int length = 0;
+  if (EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr) != 1)
+    throw Error(StatusCode::kInternal, "OpenSSL: SHA-256 failed");
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+double l2_norm(const std::vector<double>& flat, const ParamInfo& p) {
+  double sum = 0;
+  for (int64_t i = 0; i < p.numel(); ++i) sum += flat[p.offset + i] * flat[p.offset + i];
+  return std::sqrt(sum);
+}
+
+}  // namespace
+
+std::string content_hash_of(const ReferenceTrace& t) {
+  return "sha256:" + sha256_hex(content_json(t).dump());
+}
+
+std::string trace_provenance(const std::string& device_type) {
+  if (device_type == "sim.nvidia_emu") return "emulated";
+  if (device_type.rfind("nvidia.", 0) == 0) return "recorded";
+  return "device";
+}
+
+std::vector<std::pair<std::string, double>> gradient_norms(const Trainer& trainer) {
+  const std::vector<double> grads = trainer.model().grads();
+  std::vector<std::pair<std::string, double>> norms;
+  for (const ParamInfo& p : trainer.model().layout().params())
+    norms.emplace_back(p.name, l2_norm(grads, p));
+  return norms;
+}
+
+ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
+                          const std::string& device_type,
+                          std::vector<std::pair<std::string, double>> step1_grad_norms) {
+  ReferenceTrace t;
+  t.preset = preset;
+  t.workload = train_config_json(trainer.config());
+  t.device_type = device_type;
+  t.provenance = trace_provenance(device_type);
+  t.polychip_version = POLYCHIP_VERSION;
+  t.corpus_hash = fmt::format("{:016x}", trainer.corpus_hash());
+  for (const StepRecord& r : trainer.history()) {
+    t.loss.push_back(r.loss);
+    t.grad_norm.push_back(r.grad_norm);
+  }
+  t.step1_grad_norms = std::move(step1_grad_norms);
+  t.content_hash = content_hash_of(t);
+  return t;
+}
+
+ReferenceTrace record_trace(Trainer& trainer, const std::string& preset, int64_t steps,
+                            const std::string& device_type) {
+  if (trainer.steps_done() != 0)
+    throw Error(StatusCode::kInvalidArgument, "record_trace: the trainer has already run");
+  std::vector<std::pair<std::string, double>> step1;
+  for (int64_t s = 0; s < steps; ++s) {
+    trainer.step();
+    if (s == 0) step1 = gradient_norms(trainer);
+  }
+  return make_trace(trainer, preset, device_type, std::move(step1));
+}
+
+nlohmann::json trace_json(const ReferenceTrace& trace) {
+  nlohmann::json j = content_json(trace);
+  j["content_hash"] = trace.content_hash;
+  return j;
+}
+
+ReferenceTrace parse_trace(const nlohmann::json& j) {
+  ReferenceTrace t;
+  try {
+    if (j.at("schema") != kReferenceTraceSchema)
+      corrupt("schema '" + j.at("schema").dump() + "', expected " + kReferenceTraceSchema);
+    t.preset = j.at("preset").get<std::string>();
+    t.workload = j.at("workload");
+    t.precision = j.at("precision").get<std::string>();
+    t.device_type = j.at("device_type").get<std::string>();
+    t.provenance = j.at("provenance").get<std::string>();
+    t.polychip_version = j.at("polychip_version").get<std::string>();
+    t.corpus_hash = j.at("corpus_hash").get<std::string>();
+    t.loss = j.at("loss").get<std::vector<double>>();
+    t.grad_norm = j.at("grad_norm").get<std::vector<double>>();
+    for (const auto& g : j.at("step1_grad_norms"))
+      t.step1_grad_norms.emplace_back(g.at(0).get<std::string>(), g.at(1).get<double>());
+    t.content_hash = j.at("content_hash").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    corrupt(std::string("malformed: ") + e.what());
+  }
+  if (t.loss.empty() || t.loss.size() != t.grad_norm.size())
+    corrupt(fmt::format("{} losses and {} gradient norms", t.loss.size(), t.grad_norm.size()));
+  const std::string actual = content_hash_of(t);
+  if (actual != t.content_hash)
+    corrupt("content hash " + t.content_hash + " does not match its content (" + actual +
+            "): the file was changed after it was recorded");
+  return t;
+}
+
+void write_trace(const std::string& path, const ReferenceTrace& trace) {
+  conformance::write_file_atomically(path, trace_json(trace).dump(1) + "\n");
+}
+
+ReferenceTrace read_trace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(StatusCode::kNotFound, "reference trace: cannot open " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    corrupt(path + " is not JSON: " + e.what());
+  }
+  return parse_trace(j);
+}
+
+}  // namespace polychip::training

@@ -1,0 +1,66 @@
+// A reference trace: what one run of the standard workload looked like, step
+// by step — the loss and the gradient norm of every step, and the L2 norm of
+// every parameter tensor's gradient at step 1 (for the step-0 diagnosis) —
+// with what produced it (workload, seed, corpus hash, precision, device type,
+// provenance, polychip version) and a SHA-256 content hash that says it is
+// intact. A vendor's run is judged against one (alignment.hpp).
+//
+// File: JSON (schema "polychip.reference_trace/1", docs/training.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trainer.hpp"
+
+namespace polychip::training {
+
+inline constexpr const char* kReferenceTraceSchema = "polychip.reference_trace/1";
+
+struct ReferenceTrace {
+  std::string preset;       // "default", ...
+  nlohmann::json workload;  // train_config_json(config)
+  std::string precision = "fp32";
+  std::string device_type;  // what ran it
+  std::string provenance;   // "emulated" | "recorded" | "device" (trace_provenance)
+  std::string polychip_version;
+  std::string corpus_hash;              // hex, as `polychip train` prints it
+  std::vector<double> loss, grad_norm;  // per step, from step 1
+  // (parameter name, L2 norm of its gradient at step 1, after clipping), in
+  // the model's forward order.
+  std::vector<std::pair<std::string, double>> step1_grad_norms;
+  std::string content_hash;  // "sha256:<hex>" of everything above
+};
+
+// "emulated" for an NVIDIA emulation device (sim.nvidia_emu), "recorded" for
+// a real NVIDIA GPU (device types "nvidia.*"), "device" for anything else.
+std::string trace_provenance(const std::string& device_type);
+
+// (name, L2 norm) of every parameter tensor's current gradient, in forward order.
+std::vector<std::pair<std::string, double>> gradient_norms(const Trainer& trainer);
+
+// The trace of what `trainer` has run so far (its history), hashed;
+// `step1_grad_norms` as gradient_norms() returned right after step 1.
+ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
+                          const std::string& device_type,
+                          std::vector<std::pair<std::string, double>> step1_grad_norms);
+
+// Runs `trainer` (fresh) to `steps` and returns its trace.
+ReferenceTrace record_trace(Trainer& trainer, const std::string& preset, int64_t steps,
+                            const std::string& device_type);
+
+// "sha256:<hex>" of the trace's content (everything but content_hash).
+std::string content_hash_of(const ReferenceTrace& trace);
+
+nlohmann::json trace_json(const ReferenceTrace& trace);
+// Validates the schema and the content hash: DATA_CORRUPTION naming what is wrong.
+ReferenceTrace parse_trace(const nlohmann::json& json);
+
+void write_trace(const std::string& path, const ReferenceTrace& trace);  // atomically
+ReferenceTrace read_trace(const std::string& path);  // NOT_FOUND, DATA_CORRUPTION
+
+}  // namespace polychip::training

@@ -1,0 +1,134 @@
+// The alignment criteria and the step-1 diagnosis on planted curves and
+// gradients, and the reference trace's content hash.
+#include "alignment.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "polychip/error.hpp"
+#include "reference_trace.hpp"
+
+namespace polychip::training {
+namespace {
+
+std::vector<double> falling_curve(int steps) {
+  std::vector<double> loss;
+  for (int i = 0; i < steps; ++i) loss.push_back(2.0 + 3.5 * std::exp(-i / 30.0));
+  return loss;
+}
+
+TEST(Alignment, TheSameCurvePassesEveryTier) {
+  const auto ref = falling_curve(100);
+  for (const char* tier : {"exact", "cross-vendor"}) {
+    const CurveComparison c = compare_loss_curves(ref, ref, alignment_criteria(tier));
+    EXPECT_TRUE(c.pass) << tier << ": " << c.summary;
+    EXPECT_EQ(c.first_outside_step, 0);
+  }
+}
+
+TEST(Alignment, CrossVendorAllowsRoundingButNamesTheFirstDivergentStep) {
+  const auto ref = falling_curve(100);
+  auto run = ref;
+  for (double& v : run) v *= 1 + 2e-3;  // inside rtol 1e-2
+  EXPECT_TRUE(compare_loss_curves(ref, run, alignment_criteria("cross-vendor")).pass);
+  EXPECT_FALSE(compare_loss_curves(ref, run, alignment_criteria("exact")).pass);
+  // A drift that starts at step 37 and grows.
+  run = ref;
+  for (int i = 36; i < 100; ++i) run[i] *= 1.02 + 0.004 * (i - 36);
+  const CurveComparison c = compare_loss_curves(ref, run, alignment_criteria("cross-vendor"));
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.first_outside_step, 37) << c.summary;
+  EXPECT_EQ(c.largest_step, 100);
+  EXPECT_NE(c.summary.find("the first at step 37"), std::string::npos) << c.summary;
+}
+
+TEST(Alignment, OneStepOutsideIsAllowedPerHundredButNotTwo) {
+  const auto ref = falling_curve(100);
+  auto run = ref;
+  run[50] += 0.5;
+  EXPECT_TRUE(compare_loss_curves(ref, run, alignment_criteria("cross-vendor")).pass);
+  run[60] += 0.5;
+  const CurveComparison c = compare_loss_curves(ref, run, alignment_criteria("cross-vendor"));
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.steps_outside, 2);
+  EXPECT_EQ(c.first_outside_step, 51);
+}
+
+TEST(Alignment, FlagPerfsMeanFailsASteadyOffsetJustInsideEachStep) {
+  const auto ref = falling_curve(100);
+  auto run = ref;
+  // Every step 0.9% high plus atol: inside the per-step bound ...
+  for (double& v : run) v = v * 1.009 + 0.0009;
+  CurveComparison c = compare_loss_curves(ref, run, alignment_criteria("cross-vendor"));
+  EXPECT_TRUE(c.pass) << c.summary;
+  // ... a 2.5% offset from step 21 is outside the mean (and the steps).
+  for (size_t i = 20; i < run.size(); ++i) run[i] = ref[i] * 1.025;
+  c = compare_loss_curves(ref, run, alignment_criteria("cross-vendor"));
+  EXPECT_FALSE(c.pass);
+  EXPECT_GT(c.mean_relative, 0.02);
+}
+
+TEST(Alignment, ANaNLossIsOutside) {
+  const auto ref = falling_curve(10);
+  auto run = ref;
+  run[3] = NAN;
+  run[4] = NAN;
+  const CurveComparison c = compare_loss_curves(ref, run, alignment_criteria("cross-vendor"));
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.first_outside_step, 4);
+}
+
+TEST(Alignment, UnknownTierAndLengthMismatchAreErrors) {
+  EXPECT_THROW(alignment_criteria("statistical-ish"), Error);
+  EXPECT_THROW(compare_loss_curves({1, 2}, {1}, alignment_criteria("exact")), Error);
+}
+
+TEST(Step1Diagnosis, NamesTheFirstTensorOutOfBoundsInForwardOrder) {
+  std::vector<std::pair<std::string, double>> ref = {{"wte.weight", 1.5},
+                                                     {"wpe.weight", 0.2},
+                                                     {"h.0.ln_1.weight", 0.05},
+                                                     {"h.0.attn.c_attn.weight", 0.8},
+                                                     {"h.0.mlp.c_fc.weight", 0.6}};
+  auto run = ref;
+  run[1].second *= 1 + 1e-6;  // rounding: fine
+  EXPECT_TRUE(diagnose_step1(ref, run).pass);
+  run[3].second *= 1.01;  // attention's weight gradient
+  run[4].second *= 1.5;   // and a worse one later
+  const Step1Diagnosis d = diagnose_step1(ref, run);
+  EXPECT_FALSE(d.pass);
+  EXPECT_EQ(d.first_out, "h.0.attn.c_attn.weight");
+  EXPECT_EQ(d.worst, "h.0.mlp.c_fc.weight");
+  EXPECT_NE(d.summary.find("the gradient of h.0.attn.c_attn.weight is the first out of bounds"),
+            std::string::npos)
+      << d.summary;
+}
+
+TEST(ReferenceTrace, AChangedTraceFailsItsContentHash) {
+  ReferenceTrace t;
+  t.preset = "default";
+  t.workload = {{"vocab_size", 256}};
+  t.device_type = "cpu.host";
+  t.provenance = trace_provenance(t.device_type);
+  t.polychip_version = "0.1.0";
+  t.corpus_hash = "00";
+  t.loss = {5.5, 5.4};
+  t.grad_norm = {2.5, 1.8};
+  t.step1_grad_norms = {{"wte.weight", 1.0}};
+  t.content_hash = content_hash_of(t);
+  nlohmann::json j = trace_json(t);
+  EXPECT_EQ(parse_trace(j).loss, t.loss);
+  j["loss"][1] = 5.3;
+  try {
+    parse_trace(j);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(e.message().find("does not match its content"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(trace_provenance("sim.nvidia_emu"), "emulated");
+  EXPECT_EQ(trace_provenance("nvidia.h100_80gb_hbm3"), "recorded");
+}
+
+}  // namespace
+}  // namespace polychip::training

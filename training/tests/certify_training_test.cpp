@@ -1,0 +1,137 @@
+// `polychip certify --suite training` and `polychip train --record-reference`
+// end to end (the real binary): the shipped reference trace regenerates bit
+// for bit on the device it names; cpu, sim.faithful and opencl pass the
+// cross-vendor tier against it over its 100 steps with the loss falling
+// well below its start; a trace with a planted divergence and a planted
+// step-1 gradient error fails, naming the first divergent step and the
+// tensor; results.json follows docs/results.schema.json.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "reference_trace.hpp"
+
+namespace polychip::training {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CertifyTraining : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("polychip_certify_training_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  int run(const std::string& args) {
+    const std::string cmd = "env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS POCL_CACHE_DIR='" +
+                            (dir_ / "pocl").string() + "' '" + std::string(POLYCHIP_CLI) + "' " +
+                            args + " > '" + (dir_ / "stdout").string() + "' 2> '" +
+                            (dir_ / "stderr").string() + "'";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  json results(const std::string& sub) {
+    const fs::path file = dir_ / sub / "results.json";
+    const std::string check =
+        "/usr/bin/python3 -c 'import json, sys, jsonschema; "
+        "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' '" +
+        file.string() + "' '" + RESULTS_SCHEMA_FILE + "'";
+    EXPECT_EQ(std::system(check.c_str()), 0) << file << " does not follow the schema";
+    return json::parse(slurp(file));
+  }
+  std::string log() { return slurp(dir_ / "stdout") + slurp(dir_ / "stderr"); }
+  fs::path dir_;
+};
+
+TEST_F(CertifyTraining, TheShippedTraceRegeneratesBitForBitOnItsDevice) {
+  const ReferenceTrace shipped = read_trace(SHIPPED_TRACE_FILE);
+  const fs::path regenerated = dir_ / "regenerated.json";
+  ASSERT_EQ(run("train -a " + shipped.device_type + " --steps " +
+                std::to_string(shipped.loss.size()) + " --out '" + (dir_ / "run").string() +
+                "' --record-reference '" + regenerated.string() + "'"),
+            0)
+      << log();
+  ReferenceTrace again = read_trace(regenerated);
+  EXPECT_EQ(again.loss, shipped.loss);
+  EXPECT_EQ(again.grad_norm, shipped.grad_norm);
+  EXPECT_EQ(again.step1_grad_norms, shipped.step1_grad_norms);
+  EXPECT_EQ(again.provenance, shipped.provenance);
+  again.polychip_version = shipped.polychip_version;  // a new release records the same run
+  EXPECT_EQ(content_hash_of(again), shipped.content_hash);
+}
+
+TEST_F(CertifyTraining, CpuSimAndOpenclPassTheCrossVendorTierAgainstTheShippedTrace) {
+  ASSERT_EQ(run("certify --suite training --adapters cpu,sim.faithful,opencl --no-progress "
+                "--out '" +
+                (dir_ / "pass").string() + "'"),
+            0)
+      << log();
+  const json r = results("pass");
+  EXPECT_EQ(r["verdict"], "Pass");
+  ASSERT_EQ(r["cases"].size(), 6u);
+  for (const json& c : r["cases"]) {
+    EXPECT_EQ(c["verdict"], "Pass") << c.dump();
+    if (c["id"].get<std::string>().find("loss_curve") == std::string::npos) continue;
+    EXPECT_EQ(c["metrics"]["steps"], 100);
+    // The loss falls well below its start.
+    EXPECT_LT(c["metrics"]["loss_last"].get<double>(),
+              0.5 * c["metrics"]["loss_first"].get<double>());
+  }
+}
+
+TEST_F(CertifyTraining, APlantedDivergenceFailsNamingTheFirstStepAndTheTensor) {
+  ReferenceTrace bad = read_trace(SHIPPED_TRACE_FILE);
+  for (size_t i = 39; i < bad.loss.size(); ++i) bad.loss[i] *= 1.05;  // from step 40 on
+  bad.step1_grad_norms[5].second *= 1.01;
+  bad.content_hash = content_hash_of(bad);
+  const fs::path file = dir_ / "bad.json";
+  write_trace(file.string(), bad);
+  ASSERT_EQ(run("certify --suite training --adapters cpu --no-progress --reference '" +
+                file.string() + "' --out '" + (dir_ / "fail").string() + "'"),
+            1)
+      << log();
+  const json r = results("fail");
+  EXPECT_EQ(r["verdict"], "Fail");
+  ASSERT_EQ(r["cases"].size(), 2u);
+  const json& curve = r["cases"][0];
+  EXPECT_EQ(curve["verdict"], "Fail");
+  EXPECT_EQ(curve["metrics"]["first_divergent_step"], 40);
+  EXPECT_NE(curve["message"].get<std::string>().find("the first at step 40"), std::string::npos)
+      << curve["message"];
+  const json& grads = r["cases"][1];
+  EXPECT_EQ(grads["verdict"], "Fail");
+  EXPECT_EQ(grads["metrics"]["first_out_of_bounds"], bad.step1_grad_norms[5].first);
+  // A changed file is refused before anything runs.
+  std::string text = slurp(file);
+  text.replace(text.find("\"preset\": \"default\""), 19, "\"preset\": \"defaulT\"");
+  std::ofstream(file) << text;
+  EXPECT_EQ(run("certify --suite training --adapters cpu --reference '" + file.string() +
+                "' --out '" + (dir_ / "x").string() + "'"),
+            2);
+  EXPECT_NE(log().find("does not match its content"), std::string::npos) << log();
+}
+
+}  // namespace
+}  // namespace polychip::training

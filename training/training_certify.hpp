@@ -1,0 +1,22 @@
+// `polychip certify --suite training`: each device trains the standard
+// workload for as many steps as the reference trace holds, from the trace's
+// workload and seed; its loss curve is judged with the alignment tier
+// (alignment.hpp) and its step-1 gradients by the step-0 diagnosis. Two
+// cases per device go through the one results writer (results.json,
+// junit.xml, the summary).
+#pragma once
+
+#include "certify_options.hpp"
+#include "reference_trace.hpp"
+
+namespace polychip::training {
+
+// The trace shipped with polychip for the default workload in fp32
+// (training/reference/, compiled in).
+ReferenceTrace shipped_reference_trace();
+
+// Exit code as `polychip certify`: 0 every device passes, 1 one fails, 2 a
+// usage error (message on stderr), 3 the results could not be written.
+int run_training_certify(const conformance::CertifyOptions& options);
+
+}  // namespace polychip::training
