@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "exhaustive_unary.hpp"
 #include "polychip/error.hpp"
 #include "polychip/op_contract.hpp"
 
@@ -248,7 +249,11 @@ std::vector<CaseSpec> cases_for_level(Level level) {
   reductions(b);
   softmax_family(b);
   norms(b);
-  return b.take();
+  std::vector<CaseSpec> cases = b.take();
+  // Every f32 input of the unary math ops, 2^26 per case (exhaustive_unary.hpp).
+  if (level == Level::kFull)
+    for (CaseSpec& spec : exhaustive_f32_cases(uint64_t{1} << 26)) cases.push_back(std::move(spec));
+  return cases;
 }
 
 }  // namespace polychip::precision

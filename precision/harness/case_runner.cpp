@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "device_io.hpp"
+#include "exhaustive_unary.hpp"
 #include "metrics.hpp"
 #include "polychip/error.hpp"
 #include "problem.hpp"
@@ -281,6 +282,14 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return out;
   };
+
+  // Every f32 input of a unary op: chunked through the device, checked
+  // without materialising the problem (exhaustive_unary.hpp).
+  if (is_exhaustive_f32(spec)) {
+    ExhaustiveOutcome e = run_exhaustive_f32(spec, ctx);
+    out.record.update(e.fields);
+    return finish(e.verdict, e.message);
+  }
 
   Problem p;
   try {
