@@ -63,16 +63,28 @@ ExactFn fast_exact(std::string_view op) {
   return silu;
 }
 
-// Whether a double result this close to `r` could land on the other side of
-// something the verdict depends on: a power of two (the ulp size changes) or
-// f32's overflow threshold (rounds to max or to Inf).
-bool near_an_edge(double r) {
+// Whether the exact value may lie in the binade next to the float64
+// value's `r` (a power of two is that close), where the ulp differs.
+bool near_a_binade_edge(double r) {
   if (!std::isfinite(r) || r == 0) return false;
   int e = 0;
   const double m = std::fabs(std::frexp(r, &e));  // in [0.5, 1)
-  if (m < 0.5 * (1 + kEdgeMargin) || m > 1 - kEdgeMargin) return true;
-  const double overflow = 0x1.ffffffp127;  // max f32 + half an ulp
-  return std::fabs(std::fabs(r) / overflow - 1) < kEdgeMargin;
+  return m < 0.5 * (1 + kEdgeMargin) || m > 1 - kEdgeMargin;
+}
+// Whether the exact value may round to f32's max where `r` rounds to Inf, or
+// the reverse.
+bool near_overflow(double r) {
+  const double threshold = 0x1.ffffffp127;  // max f32 + half an ulp
+  return std::fabs(std::fabs(r) / threshold - 1) < kEdgeMargin;
+}
+
+// Whether a fraction computed from the float64 value decides the verdict.
+// Near a binade edge the exact value may sit in the neighbouring binade,
+// whose ulp is half or twice as large, so the true fraction is only known to
+// lie within [fraction / 2, 2 fraction].
+bool settled(double fraction, bool at_edge) {
+  const double lo = at_edge ? fraction / 2 : fraction, hi = at_edge ? 2 * fraction : fraction;
+  return hi < 1 - kInconclusiveMargin || lo > 1 + kInconclusiveMargin;
 }
 
 struct Failure {
@@ -128,10 +140,10 @@ Tally check_range(std::string_view op, uint32_t first_bits, const float* got, ui
     const uint32_t bits = first_bits + static_cast<uint32_t>(i);
     const double exact = f_exact(as_float(bits));
     const Failure f = judge(bits, got[i], exact, tol);
-    if (near_an_edge(exact) || std::fabs(f.fraction - 1) < kInconclusiveMargin)
-      t.deferred.push_back(static_cast<uint32_t>(i));
-    else
+    if (!near_overflow(exact) && settled(f.fraction, near_a_binade_edge(exact)))
       t.add(f);
+    else
+      t.deferred.push_back(static_cast<uint32_t>(i));
   }
   return t;
 }
@@ -206,13 +218,15 @@ class DeviceChunk {
     out_.copy_to_host(staging_.data(), size);
     for (uint64_t i = 0; i < kGuardWords; ++i) {
       if (staging_[i] != kCanaryWord)
-        return fmt::format("output 'y': a write outside its elements: {} byte(s) before its "
-                           "first element",
-                           (kGuardWords - i) * sizeof(float));
+        return fmt::format(
+            "output 'y': a write outside its elements: {} byte(s) before its "
+            "first element",
+            (kGuardWords - i) * sizeof(float));
       if (staging_[kGuardWords + n + i] != kCanaryWord)
-        return fmt::format("output 'y': a write outside its elements: element offset +{} past "
-                           "its last element",
-                           i + 1);
+        return fmt::format(
+            "output 'y': a write outside its elements: element offset +{} past "
+            "its last element",
+            i + 1);
     }
     return "";
   }
@@ -238,8 +252,8 @@ nlohmann::json failure_json(const Failure& f) {
 
 std::string describe(const Failure& f) {
   return fmt::format("x = {} ({:.9g}): device {} = {:.9g}, exact {:.17g}", bits_hex(f.input_bits),
-                     as_float(f.input_bits), bits_hex(std::bit_cast<uint32_t>(f.device)),
-                     f.device, f.exact);
+                     as_float(f.input_bits), bits_hex(std::bit_cast<uint32_t>(f.device)), f.device,
+                     f.exact);
 }
 
 // first_bits parsed from the spec's from= token; false when malformed.
@@ -320,9 +334,8 @@ ExhaustiveOutcome run_exhaustive_f32(const CaseSpec& spec, const CaseContext& ct
                                 bits_hex(chunk_first + uint32_t(n - 1)), ctx.repro_prefix,
                                 case_id(chunk_spec)));
       const uint64_t before = tally.mismatches;
-      tally.merge(
-          check_chunk(op, attrs, ctx.references.oracle, chunk_first, chunk.results(), n, tol,
-                      deferred));
+      tally.merge(check_chunk(op, attrs, ctx.references.oracle, chunk_first, chunk.results(), n,
+                              tol, deferred));
       if (before == 0 && tally.mismatches > 0) failing_chunk = chunk_first;
     }
   } catch (const Error& e) {
@@ -355,10 +368,11 @@ ExhaustiveOutcome run_exhaustive_f32(const CaseSpec& spec, const CaseContext& ct
       ctx.repro_prefix +
       case_id(exhaustive_f32_case(spec.op, static_cast<uint32_t>(failing_chunk), chunk_n));
   out.fields["chunk_repro"] = chunk_repro;
-  return fail(fmt::format("{} of {} inputs beyond tolerance (worst {:.3g}x the tolerance: {}; "
-                          "first: {}); one chunk with a failure: {}",
-                          tally.mismatches, count, tally.worst_fraction, describe(tally.worst),
-                          describe(tally.first.front()), chunk_repro));
+  return fail(
+      fmt::format("{} of {} inputs beyond tolerance (worst {:.3g}x the tolerance: {}; "
+                  "first: {}); one chunk with a failure: {}",
+                  tally.mismatches, count, tally.worst_fraction, describe(tally.worst),
+                  describe(tally.first.front()), chunk_repro));
 }
 
 }  // namespace polychip::precision
