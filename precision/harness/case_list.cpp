@@ -221,10 +221,11 @@ void training_ops(Builder& b) {
 }
 
 // Exact-integer attention and norms (exact_inputs.hpp; tolerance 0):
-// softmax weights 1/S, 2/S, 4/S over keys chosen by q and k; norm rows
+// every query row attends to exactly one key that q and k select; norm rows
 // whose mean, variance and rstd are exact, at a real model's hidden size too.
 void exact_attention_and_norms(Builder& b) {
   b.add("attention", DType::kF32, {2, 2, 64, 32}, {"exact", "noncausal"});
+  b.add("attention", DType::kF32, {1, 2, 64, 16}, {"exact"});
   b.add("attention", DType::kF16, {1, 2, 16, 16}, {"exact", "noncausal"});
   b.add("attention", DType::kBF16, {1, 2, 64, 64}, {"exact", "noncausal"});
   for (const char* op : {"layernorm", "rmsnorm"}) {

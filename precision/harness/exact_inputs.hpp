@@ -4,12 +4,14 @@
 // order of the sums, so the exact result is the device's result and the
 // tolerance is 0 (an indexing, tiling, tail or attribute bug cannot hide in
 // a rounding tolerance):
-//  - attention (noncausal, S a power of two >= 4, D even): q and k make
-//    every score either 0 or below -12,000, so exp() gives exactly 1 or 0
-//    (in f32, f64 and the long double oracle alike) and each row's softmax
-//    weights are exactly 1/c over c = S, S/2 or S/4 keys (which ones depends
-//    on both q and k); v is small integers, so o = (sum of c integers) / c.
-//    lse = log c is not exact and keeps its rounding tolerance.
+//  - attention (D >= 2 ceil(log2 S)): each query row attends to exactly one
+//    key (q and k carry binary codes; its target's score beats every other
+//    key's by more than 12,000), so exp() gives exactly 1 for it and exactly
+//    0 for the rest (in f32, f64 and the long double oracle alike), whether
+//    a kernel normalises by the sum or by exp(s - lse): o_i = v_target,
+//    which key depends on every element of q and k. Causal rows pick a
+//    visible key. lse = the target's score is exact when sqrt(D) is a power
+//    of two; otherwise it keeps its rounding tolerance.
 //  - layernorm (D even) / rmsnorm: each row is m + d or m - d with d one of
 //    1/2, 1, 2, 4 (half of each sign for layernorm; m a small integer, 0 for
 //    rmsnorm), and eps = 2^-100, far below half an ulp of the variance d^2:
@@ -32,7 +34,7 @@ bool has_exact_inputs(const Problem& p);
 void fill_exact_inputs(Problem& p, std::mt19937_64& rng);
 
 // Whether output `k` of an exact case is exact (tolerance 0): every output
-// except attention's lse.
+// except attention's lse when sqrt(D) is not a power of two.
 bool is_exact_output(const Problem& p, size_t k);
 
 }  // namespace polychip::precision
