@@ -11,8 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "case_runner.hpp"
-#include "polychip/hal.hpp"
-#include "precision/oracle/oracle.hpp"
+#include "kernel_test_support.hpp"
 
 extern "C" const polychip_adapter_api* polychip_cpu_adapter_get_api(void);
 
@@ -29,28 +28,16 @@ polychip_status oracle_one_ulp_off(const polychip_kernel_args* a) {
   for (int t = 0; t < a->num_tensors; ++t) {
     const polychip_tensor& pt = a->tensors[t];
     HostTensor h{DType::kF32, Shape(pt.shape, pt.shape + pt.rank), {}};
-    polychip_memory_host_pointer_args hp{};
-    hp.struct_size = sizeof hp;
-    hp.memory = pt.memory;
-    if (a->adapter->memory_host_pointer(&hp) != POLYCHIP_OK) return POLYCHIP_UNSUPPORTED;
-    const float* p =
-        reinterpret_cast<const float*>(static_cast<char*>(hp.host_pointer) + pt.byte_offset);
-    if (op.tensors[static_cast<size_t>(t)].is_output) {
-      out.push_back(std::move(h));
-    } else {
+    const float* p = test::host_f32(a, t);
+    if (!p) return POLYCHIP_UNSUPPORTED;
+    if (!op.tensors[static_cast<size_t>(t)].is_output)
       h.values.assign(p, p + element_count(h.shape));
-      in.push_back(std::move(h));
-    }
+    (op.tensors[static_cast<size_t>(t)].is_output ? out : in).push_back(std::move(h));
   }
   oracle_run(op, in, out, *a->attrs);
   const int first_output = a->num_tensors - static_cast<int>(out.size());
   for (size_t k = 0; k < out.size(); ++k) {
-    const polychip_tensor& pt = a->tensors[first_output + static_cast<int>(k)];
-    polychip_memory_host_pointer_args hp{};
-    hp.struct_size = sizeof hp;
-    hp.memory = pt.memory;
-    if (a->adapter->memory_host_pointer(&hp) != POLYCHIP_OK) return POLYCHIP_UNSUPPORTED;
-    float* p = reinterpret_cast<float*>(static_cast<char*>(hp.host_pointer) + pt.byte_offset);
+    float* p = test::host_f32(a, first_output + static_cast<int>(k));
     for (size_t i = 0; i < out[k].values.size(); ++i) p[i] = static_cast<float>(out[k].values[i]);
     if (k == 0) p[0] = std::nextafter(p[0], INFINITY);
   }
@@ -59,16 +46,11 @@ polychip_status oracle_one_ulp_off(const polychip_kernel_args* a) {
 
 class ExactInputsTest : public ::testing::Test {
  protected:
-  ExactInputsTest() : runtime_(options()), device_(runtime_.device("cpu")), stream_(device_) {
-    ctx_.device = device_;
-    ctx_.dispatcher = &runtime_.dispatcher();
-    ctx_.stream = &stream_;
-    ctx_.references.oracle = kOracle;
-    ctx_.tolerances = &ToleranceTable::builtin();
-    ctx_.waivers = &waivers_;
-    ctx_.adapter = "cpu";
-    ctx_.repro_prefix = "repro ";
-  }
+  ExactInputsTest()
+      : runtime_(options()),
+        device_(runtime_.device("cpu")),
+        stream_(device_),
+        ctx_(test::case_context(runtime_, device_, stream_, waivers_, "cpu")) {}
   static RuntimeOptions options() {
     RuntimeOptions o;
     o.builtin_adapters = {&polychip_cpu_adapter_get_api};

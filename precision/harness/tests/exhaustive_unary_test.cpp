@@ -11,8 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "case_list.hpp"
-#include "polychip/hal.hpp"
-#include "precision/oracle/oracle.hpp"
+#include "kernel_test_support.hpp"
 
 extern "C" const polychip_adapter_api* polychip_cpu_adapter_get_api(void);
 extern "C" const polychip_adapter_api* polychip_sim_adapter_get_api(void);
@@ -20,13 +19,7 @@ extern "C" const polychip_adapter_api* polychip_sim_adapter_get_api(void);
 namespace polychip::precision {
 namespace {
 
-float* host_f32(const polychip_kernel_args* a, int k) {
-  polychip_memory_host_pointer_args h{};
-  h.struct_size = sizeof h;
-  h.memory = a->tensors[k].memory;
-  if (a->adapter->memory_host_pointer(&h) != POLYCHIP_OK) return nullptr;
-  return reinterpret_cast<float*>(static_cast<char*>(h.host_pointer) + a->tensors[k].byte_offset);
-}
+using test::host_f32;
 int64_t length(const polychip_kernel_args* a) { return a->tensors[0].shape[0]; }
 float add_ulps(float v, int32_t ulps) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(v) + static_cast<uint32_t>(ulps));
@@ -78,14 +71,7 @@ class ExhaustiveUnaryTest : public ::testing::Test {
   CaseOutcome run(const std::string& device, const CaseSpec& spec) {
     Device d = runtime_.device(device);
     Stream stream(d);
-    CaseContext ctx;
-    ctx.device = d;
-    ctx.dispatcher = &runtime_.dispatcher();
-    ctx.stream = &stream;
-    ctx.references.oracle = kOracle;
-    ctx.tolerances = &ToleranceTable::builtin();
-    ctx.waivers = &waivers_;
-    ctx.adapter = device;
+    CaseContext ctx = test::case_context(runtime_, d, stream, waivers_, device);
     ctx.repro_prefix = "repro ";
     return run_case(spec, ctx);
   }
