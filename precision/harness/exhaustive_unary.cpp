@@ -98,7 +98,9 @@ struct Tally {
   uint64_t mismatches = 0;
   double worst_fraction = -1, worst_ulp = 0;
   Failure worst;
-  std::vector<Failure> first;      // the first kFailuresKept failures, in input order
+  // The first kFailuresKept failures, in input order (those the oracle
+  // settled come after the fast check's of the same thread's share).
+  std::vector<Failure> first;
   std::vector<uint32_t> deferred;  // indices the fast check could not settle
   void add(const Failure& f) {
     if (f.fraction > 1) {
