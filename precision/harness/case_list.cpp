@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "exhaustive_unary.hpp"
 #include "polychip/error.hpp"
 #include "polychip/op_contract.hpp"
 
@@ -219,6 +220,23 @@ void training_ops(Builder& b) {
   }
 }
 
+// Exact-integer attention and norms (exact_inputs.hpp; tolerance 0):
+// every query row attends to exactly one key that q and k select; norm rows
+// whose mean, variance and rstd are exact, at a real model's hidden size too.
+void exact_attention_and_norms(Builder& b) {
+  b.add("attention", DType::kF32, {2, 2, 64, 32}, {"exact", "noncausal"});
+  b.add("attention", DType::kF32, {1, 2, 64, 16}, {"exact"});
+  b.add("attention", DType::kF16, {1, 2, 16, 16}, {"exact", "noncausal"});
+  b.add("attention", DType::kBF16, {1, 2, 64, 64}, {"exact", "noncausal"});
+  for (const char* op : {"layernorm", "rmsnorm"}) {
+    b.add(op, DType::kF32, {16, 1024}, {"exact"});
+    b.add(op, DType::kF32, {2, 4096}, {"exact"});
+    b.add(op, DType::kF16, {16, 256}, {"exact"});
+    b.add(op, DType::kBF16, {16, 64}, {"exact"});
+  }
+  b.add("rmsnorm", DType::kF32, {16, 1023}, {"exact"});
+}
+
 }  // namespace
 
 Level parse_level(std::string_view name) {
@@ -248,7 +266,12 @@ std::vector<CaseSpec> cases_for_level(Level level) {
   reductions(b);
   softmax_family(b);
   norms(b);
-  return b.take();
+  exact_attention_and_norms(b);
+  std::vector<CaseSpec> cases = b.take();
+  // Every f32 input of the unary math ops, 2^26 per case (exhaustive_unary.hpp).
+  if (level == Level::kFull)
+    for (CaseSpec& spec : exhaustive_f32_cases(uint64_t{1} << 26)) cases.push_back(std::move(spec));
+  return cases;
 }
 
 }  // namespace polychip::precision

@@ -26,6 +26,38 @@ std::string hex_float(double v) {
   return buf;
 }
 
+ElementError element_error(double d, double r, DType dt, const Tolerance& tol, double atol) {
+  const double inf = std::numeric_limits<double>::infinity();
+  ElementError e;
+  if (tol.mode == ToleranceMode::kExact) {
+    bool same = d == r || (std::isnan(d) && std::isnan(r));
+    e.abs = same ? 0 : std::fabs(d - r);
+    e.fraction = same ? 0 : inf;
+    return e;
+  }
+  const double rounded = round_to_dtype(r, dt);
+  if (std::isnan(r) || std::isinf(rounded) || !std::isfinite(d)) {
+    bool same = (std::isnan(r) && std::isnan(d)) || (!std::isnan(r) && d == rounded);
+    if (!same) e.abs = e.rel = e.ulp = e.fraction = inf;
+    return e;
+  }
+  e.abs = std::fabs(d - r);
+  e.rel = r != 0 ? e.abs / std::fabs(r) : (e.abs == 0 ? 0 : inf);
+  e.ulp = e.abs / ulp_of(r, dt);
+  if (tol.mode == ToleranceMode::kUlp) {
+    // A correctly rounded result is 0.5 ulp from the exact value. For
+    // f64 outputs the oracle's "exact" value is itself a double (up
+    // to 0.5 ulp off), so another 0.5 ulp is the reference's own.
+    const double slack = dt == DType::kF64 ? 1.0 : 0.5;
+    e.fraction = e.ulp / (tol.ulp + slack);
+  } else {
+    double allowed = atol + tol.rtol * std::fabs(r);
+    e.fraction = allowed > 0 ? e.abs / allowed : (e.abs == 0 ? 0 : inf);
+  }
+  e.counts_relative = r != 0;
+  return e;
+}
+
 OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
                              const Tolerance& tol, int64_t reduce_len) {
   if (device.values.size() != exact.values.size())
@@ -44,40 +76,15 @@ OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
   if (scale == 0) scale = 1;
   const double atol =
       tol.atol_factor * static_cast<double>(std::max<int64_t>(1, reduce_len)) * scale;
-  const double inf = std::numeric_limits<double>::infinity();
   double rel_sum = 0;
   int64_t rel_count = 0;
   for (size_t i = 0; i < exact.values.size(); ++i) {
     const double d = device.values[i], r = exact.values[i];
-    double abs_err = 0, rel_err = 0, ulp_err = 0, fraction = 0;
-    if (tol.mode == ToleranceMode::kExact) {
-      bool same = d == r || (std::isnan(d) && std::isnan(r));
-      abs_err = same ? 0 : std::fabs(d - r);
-      fraction = same ? 0 : inf;
-    } else {
-      const double rounded = round_to_dtype(r, dt);
-      if (std::isnan(r) || std::isinf(rounded) || !std::isfinite(d)) {
-        bool same = (std::isnan(r) && std::isnan(d)) || (!std::isnan(r) && d == rounded);
-        if (!same) abs_err = rel_err = ulp_err = fraction = inf;
-      } else {
-        abs_err = std::fabs(d - r);
-        rel_err = r != 0 ? abs_err / std::fabs(r) : (abs_err == 0 ? 0 : inf);
-        ulp_err = abs_err / ulp_of(r, dt);
-        if (tol.mode == ToleranceMode::kUlp) {
-          // A correctly rounded result is 0.5 ulp from the exact value. For
-          // f64 outputs the oracle's "exact" value is itself a double (up
-          // to 0.5 ulp off), so another 0.5 ulp is the reference's own.
-          const double slack = dt == DType::kF64 ? 1.0 : 0.5;
-          fraction = ulp_err / (tol.ulp + slack);
-        } else {
-          double allowed = atol + tol.rtol * std::fabs(r);
-          fraction = allowed > 0 ? abs_err / allowed : (abs_err == 0 ? 0 : inf);
-        }
-        if (r != 0) {
-          rel_sum += rel_err;
-          ++rel_count;
-        }
-      }
+    const ElementError e = element_error(d, r, dt, tol, atol);
+    const double abs_err = e.abs, rel_err = e.rel, ulp_err = e.ulp, fraction = e.fraction;
+    if (e.counts_relative) {
+      rel_sum += rel_err;
+      ++rel_count;
     }
     m.max_abs_error = std::max(m.max_abs_error, abs_err);
     m.max_rel_error = std::max(m.max_rel_error, rel_err);

@@ -33,6 +33,15 @@ struct OutputMetrics {
   bool within_tolerance() const { return mismatches == 0; }
 };
 
+// The error of one element: device value `d` against the exact value `r`
+// in output dtype `dt`; atol is the close mode's absolute term. fraction <= 1
+// means within tolerance.
+struct ElementError {
+  double abs = 0, rel = 0, ulp = 0, fraction = 0;
+  bool counts_relative = false;  // r is finite and non-zero (a mean_rel_error term)
+};
+ElementError element_error(double d, double r, DType dt, const Tolerance& tol, double atol);
+
 // `device` holds what the device produced (exact dtype values as doubles),
 // `exact` the oracle's float64 result; same shape. Non-finite handling: an
 // exact result that rounds to Inf must come back as that Inf, NaN as NaN; a

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "exact_inputs.hpp"
 #include "polychip/error.hpp"
 #include "value_generator.hpp"
 
@@ -250,6 +251,11 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
   };
   auto& in = p.inputs;
   const Shape& d = spec.dims;
+  // Exact-integer attention and norms: inputs built for exact results.
+  if (has_exact_inputs(p)) {
+    fill_exact_inputs(p, rng);
+    return p;
+  }
 
   if (name == "gemm") {
     Distribution ab = dist == Distribution::kNormal || dist == Distribution::kUniform ||

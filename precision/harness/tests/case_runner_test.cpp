@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernel_test_support.hpp"
 #include "polychip/hal.hpp"
 #include "precision/oracle/oracle.hpp"
 
@@ -15,13 +16,7 @@ extern "C" const polychip_adapter_api* polychip_cpu_adapter_get_api(void);
 namespace polychip::precision {
 namespace {
 
-float* host_f32(const polychip_kernel_args* a, int k) {
-  polychip_memory_host_pointer_args h{};
-  h.struct_size = sizeof h;
-  h.memory = a->tensors[k].memory;
-  if (a->adapter->memory_host_pointer(&h) != POLYCHIP_OK) return nullptr;
-  return reinterpret_cast<float*>(static_cast<char*>(h.host_pointer) + a->tensors[k].byte_offset);
-}
+using test::host_f32;
 int64_t numel(const polychip_tensor& t) {
   int64_t n = 1;
   for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
@@ -116,15 +111,8 @@ void rounded_oracle(const OpSpec& op, std::span<const HostTensor> in, std::span<
 class CaseRunnerTest : public ::testing::Test {
  protected:
   CaseRunnerTest() : runtime_(options()), device_(runtime_.device("cpu")), stream_(device_) {
-    ctx_.device = device_;
-    ctx_.dispatcher = &runtime_.dispatcher();
-    ctx_.stream = &stream_;
-    ctx_.references.oracle = kOracle;
+    ctx_ = test::case_context(runtime_, device_, stream_, waivers_, "cpu");
     ctx_.references.nvidia = &rounded_oracle;
-    ctx_.tolerances = &ToleranceTable::builtin();
-    ctx_.waivers = &waivers_;
-    ctx_.adapter = "cpu";
-    ctx_.repro_prefix = "polychip certify --suite precision --adapters cpu --case ";
   }
   static RuntimeOptions options() {
     RuntimeOptions o;

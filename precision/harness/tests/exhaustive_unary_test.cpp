@@ -1,0 +1,211 @@
+// Exhaustive f32 cases (exhaustive_unary.hpp) on sub-ranges of the 2^32
+// inputs: the cpu adapter passes every op; sim.ftz's exp/log, a kernel wrong
+// at a single input that the sampled cases miss, a write past the output
+// and errors that only the long double oracle can judge are all told apart.
+#include "exhaustive_unary.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "case_list.hpp"
+#include "kernel_test_support.hpp"
+
+extern "C" const polychip_adapter_api* polychip_cpu_adapter_get_api(void);
+extern "C" const polychip_adapter_api* polychip_sim_adapter_get_api(void);
+
+namespace polychip::precision {
+namespace {
+
+using test::host_f32;
+int64_t length(const polychip_kernel_args* a) { return a->tensors[0].shape[0]; }
+float add_ulps(float v, int32_t ulps) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(v) + static_cast<uint32_t>(ulps));
+}
+
+// exp, correctly rounded except at one input: 1.4142135 (0x3fb504f3),
+// where it is 16 ulp high. Among 2^32 inputs, sampling will not find it.
+constexpr uint32_t kBadInput = 0x3fb504f3;
+polychip_status exp_wrong_at_one_input(const polychip_kernel_args* a) {
+  const float* x = host_f32(a, 0);
+  float* y = host_f32(a, 1);
+  for (int64_t i = 0; i < length(a); ++i) {
+    y[i] = static_cast<float>(std::exp(double{x[i]}));
+    if (std::bit_cast<uint32_t>(x[i]) == kBadInput) y[i] = add_ulps(y[i], 16);
+  }
+  return POLYCHIP_OK;
+}
+// Correct values, plus one element written past the output.
+polychip_status exp_writing_past_the_end(const polychip_kernel_args* a) {
+  const float* x = host_f32(a, 0);
+  float* y = host_f32(a, 1);
+  for (int64_t i = 0; i <= length(a); ++i) y[i] = i < length(a) ? std::exp(x[i]) : 0.0f;
+  return POLYCHIP_OK;
+}
+// rsqrt, correctly rounded except `kUlps` ulp high where the result is a
+// power of two (x = 4^k): there the float64 check cannot tell which
+// binade's ulp applies, so only the oracle decides. 2 ulps is 0.8 of the
+// bound (2 + 0.5), 3 ulps is 1.2.
+template <int32_t kUlps>
+polychip_status rsqrt_high_at_powers_of_two(const polychip_kernel_args* a) {
+  const float* x = host_f32(a, 0);
+  float* y = host_f32(a, 1);
+  for (int64_t i = 0; i < length(a); ++i) {
+    y[i] = static_cast<float>(1 / std::sqrt(double{x[i]}));
+    int e = 0;
+    if (std::isfinite(y[i]) && std::frexp(y[i], &e) == 0.5f) y[i] = add_ulps(y[i], kUlps);
+  }
+  return POLYCHIP_OK;
+}
+
+class ExhaustiveUnaryTest : public ::testing::Test {
+ protected:
+  ExhaustiveUnaryTest() : runtime_(options()) {}
+  static RuntimeOptions options() {
+    RuntimeOptions o;
+    o.builtin_adapters = {&polychip_cpu_adapter_get_api, &polychip_sim_adapter_get_api};
+    return o;
+  }
+  CaseOutcome run(const std::string& device, const CaseSpec& spec) {
+    Device d = runtime_.device(device);
+    Stream stream(d);
+    CaseContext ctx = test::case_context(runtime_, d, stream, waivers_, device);
+    ctx.repro_prefix = "repro ";
+    return run_case(spec, ctx);
+  }
+  CaseOutcome run(const std::string& device, const std::string& id) {
+    return run(device, parse_case_id(id));
+  }
+  void patch(const char* op, polychip_kernel_fn fn) {
+    runtime_.dispatcher().patch("cpu.host", op, std::nullopt, fn, "exhaustive_unary_test");
+  }
+  static std::string message(const CaseOutcome& o) { return o.record.value("message", ""); }
+
+  Runtime runtime_;
+  WaiverList waivers_;
+};
+
+// Inputs per range: 2^22; 2^18 under the sanitizers, whose build checks
+// memory errors, not coverage (and runs ~20x slower).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kRange = uint64_t{1} << 18;
+#else
+constexpr uint64_t kRange = uint64_t{1} << 22;
+#endif
+
+// 5 ranges per op, each kRange inputs from: +0 and the positive subnormals;
+// [0.5, 1) (log near 0, sqrt/rsqrt binade edges); 88 and up (exp's
+// overflow, sigmoid/tanh saturation); +Inf and the NaNs above it; -88 and
+// down (exp's underflow into subnormals, gelu/silu tails).
+constexpr uint32_t kInterestingStarts[] = {0x00000000, 0x3f000000, 0x42b00000, 0x7f800000,
+                                           0xc2b00000};
+
+TEST_F(ExhaustiveUnaryTest, CpuPassesEveryOpAroundInterestingExponents) {
+  for (std::string_view op : exhaustive_f32_ops())
+    for (uint32_t first : kInterestingStarts) {
+      const CaseSpec spec = exhaustive_f32_case(op, first, kRange);
+      const CaseOutcome out = run("cpu", spec);
+      EXPECT_EQ(out.verdict, Verdict::kPass) << case_id(spec) << ": " << message(out);
+      EXPECT_EQ(out.record["metrics"]["elements"], kRange);
+      EXPECT_EQ(out.record["metrics"]["mismatches"], 0);
+    }
+}
+
+TEST_F(ExhaustiveUnaryTest, SimFtzFailsExpAndLogNamingTheInputAndAChunk) {
+  for (const char* op : {"exp", "log"}) {
+    const CaseOutcome out = run("sim.ftz", exhaustive_f32_case(op, 0x3f000000, 2 * kRange));
+    ASSERT_EQ(out.verdict, Verdict::kFail) << op;
+    const std::string m = message(out);
+    EXPECT_NE(m.find("inputs beyond tolerance"), std::string::npos) << m;
+    EXPECT_NE(m.find("x = 0x3f"), std::string::npos) << m;
+    EXPECT_NE(m.find(fmt::format("repro {}/f32/{}/exhaustive+from=0x3f", op,
+                                 std::min(2 * kRange, kExhaustiveDispatchChunk))),
+              std::string::npos)
+        << m;
+    ASSERT_TRUE(out.record.contains("failures"));
+    EXPECT_EQ(out.record["failures"][0]["input_bits"], "0x3f000000");
+  }
+  // The other ops of sim.ftz are the cpu adapter's.
+  EXPECT_EQ(run("sim.ftz", exhaustive_f32_case("tanh", 0x3f000000, kRange)).verdict,
+            Verdict::kPass);
+}
+
+TEST_F(ExhaustiveUnaryTest, OneWrongInputIsFoundThatEverySampledCaseMisses) {
+  patch("exp", &exp_wrong_at_one_input);
+  // (The patch reads contiguous tensors only: strided cases are left out.)
+  for (Level level : {Level::kQuick, Level::kStandard}) {
+    for (const CaseSpec& spec : cases_for_level(level)) {
+      if (spec.op == "exp" && spec.dtype == DType::kF32 && !spec.has("strided")) {
+        EXPECT_EQ(run("cpu", spec).verdict, Verdict::kPass) << case_id(spec);
+      }
+    }
+  }
+  const CaseOutcome out = run("cpu", exhaustive_f32_case("exp", 0x3fb40000, 2 * kRange));
+  ASSERT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_EQ(out.record["metrics"]["mismatches"], 1);
+  EXPECT_EQ(out.record["failures"][0]["input_bits"], "0x3fb504f3");
+  EXPECT_NE(message(out).find(fmt::format("1 of {} inputs beyond tolerance", 2 * kRange)),
+            std::string::npos)
+      << message(out);
+  // The chunk named reproduces it alone.
+  const std::string chunk = case_id(
+      exhaustive_f32_case("exp", 0x3fb40000, std::min(2 * kRange, kExhaustiveDispatchChunk)));
+  EXPECT_NE(message(out).find("repro " + chunk), std::string::npos) << message(out);
+  EXPECT_EQ(run("cpu", chunk).verdict, Verdict::kFail);
+}
+
+TEST_F(ExhaustiveUnaryTest, AWritePastTheOutputFailsNamingTheOffset) {
+  patch("exp", &exp_writing_past_the_end);
+  const CaseOutcome out = run("cpu", "exp/f32/1000/exhaustive+from=0x3f800000/seed=1");
+  ASSERT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_NE(message(out).find("output 'y': a write outside its elements: element offset +1"),
+            std::string::npos)
+      << message(out);
+}
+
+TEST_F(ExhaustiveUnaryTest, ErrorsAtABinadeEdgeAreJudgedByTheOracle) {
+  // [1/4, 1): rsqrt's results 2 (at 1/4) and 1 (not in range) are powers of two.
+  const CaseSpec spec = exhaustive_f32_case("rsqrt", 0x3e800000, uint64_t{1} << 20);
+  patch("rsqrt", &rsqrt_high_at_powers_of_two<2>);
+  CaseOutcome out = run("cpu", spec);
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_GT(out.record["metrics"]["oracle_evaluations"].get<int64_t>(), 0);
+  EXPECT_NEAR(out.record["metrics"]["max_tolerance_fraction"].get<double>(), 0.8, 1e-6);
+  patch("rsqrt", &rsqrt_high_at_powers_of_two<3>);
+  out = run("cpu", spec);
+  ASSERT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_EQ(out.record["metrics"]["mismatches"], 1);
+  EXPECT_EQ(out.record["failures"][0]["input_bits"], "0x3e800000");
+}
+
+TEST_F(ExhaustiveUnaryTest, BadIdsFailAsHarnessErrors) {
+  for (const char* id : {"exp/f32/16/exhaustive+from=0xfffffff8/seed=1",  // past 2^32
+                         "exp/f32/16/exhaustive/seed=1",                  // no from=
+                         "exp/f32/16/exhaustive+from=12/seed=1",          // not hex
+                         "neg/f32/16/exhaustive+from=0x00000000/seed=1",  // not in the list
+                         "exp/f32/4x4/exhaustive+from=0x00000000/seed=1"}) {
+    const CaseOutcome out = run("cpu", id);
+    EXPECT_EQ(out.verdict, Verdict::kFail) << id;
+    EXPECT_NE(message(out).find("harness: cannot build the case"), std::string::npos) << id;
+  }
+}
+
+TEST_F(ExhaustiveUnaryTest, FullLevelCoversEveryInputOfEveryOpOnce) {
+  std::map<std::string, uint64_t> next;  // op -> first bit pattern not yet covered
+  for (const CaseSpec& spec : cases_for_level(Level::kFull)) {
+    if (!is_exhaustive_f32(spec)) continue;
+    uint64_t& n = next[spec.op];
+    ASSERT_EQ(spec.value_of("from"), fmt::format("0x{:08x}", n)) << case_id(spec);
+    n += static_cast<uint64_t>(spec.dims[0]);
+  }
+  ASSERT_EQ(next.size(), 8u);
+  for (const auto& [op, n] : next) EXPECT_EQ(n, uint64_t{1} << 32) << op;
+  for (Level level : {Level::kQuick, Level::kStandard})
+    for (const CaseSpec& spec : cases_for_level(level)) EXPECT_FALSE(is_exhaustive_f32(spec));
+}
+
+}  // namespace
+}  // namespace polychip::precision
