@@ -37,6 +37,13 @@ ctest --preset default -j "$jobs"
 # x86-64 CPU, another blocking and summation order), so a tolerance that
 # holds for one summation order only fails here, on every machine.
 OPENBLAS_CORETYPE=Prescott ctest --preset default -j "$jobs" -L blas
+# `pip install .` as docs/python.md tells a user, into a venv that sees
+# Debian's NumPy; it reuses build/ (pyproject.toml), so only the extension
+# is compiled. Then the module is imported from outside the source tree.
+venv="$PWD/build/pip-venv"
+/usr/bin/python3 -m venv --system-site-packages --clear "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check .
+(cd /tmp && "$venv/bin/python" -c "import polychip; print('pip-installed polychip:', polychip.devices())")
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs"
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package polychip's build, tests and benchmarks need.
 # Idempotent: quiet and fast when everything is already there.
-# Usage: tools/setup/setup.sh [--bench]   (--bench adds the peers benchmarks compare against)
+# Usage: tools/setup/setup.sh   (the peers benchmarks compare against included: PyTorch, Open MPI)
 set -euo pipefail
 
 packages=(
@@ -16,11 +16,9 @@ packages=(
   libfabric-dev libfabric-bin rdma-core libibverbs-dev libssl-dev
   openmpi-bin libopenmpi-dev
   pybind11-dev python3-dev python3-numpy python3-jsonschema python3-pytest libdlpack-dev
+  python3-venv python3-pip python3-torch
   iproute2 procps
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-torch)
-fi
 
 missing=()
 for p in "${packages[@]}"; do
