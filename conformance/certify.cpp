@@ -84,7 +84,10 @@ int run_certify(const CertifyOptions& given) {
     if (o.progress)
       fmt::print(stderr, "certify: {} ({} cases, level {}, profile {})\n", target, cases.size(),
                  o.level, profile.name);
+    const auto adapter_start = std::chrono::steady_clock::now();
     AdapterRun run = run_adapter(target, cases, o, progress);
+    run.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - adapter_start).count();
     if (tty && o.progress) fmt::print(stderr, "\r\033[K");
     if (run.usage_error) return usage_error(run.fatal.value_or("unknown adapter"));
     run.missing_required = enforce_profile(profile, run.records);

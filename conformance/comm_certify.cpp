@@ -97,6 +97,7 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
               {"abi", fmt::format("{}.{}", POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR)},
               {"patches", patches}};
   if (records.empty()) mix.fatal = "the suite produced no cases";
+  mix.seconds = duration_seconds;
   SuiteRun suite;
   suite.adapters.push_back(std::move(mix));
   suite.references = {{"expected", "exact values computed on the host for every rank"},

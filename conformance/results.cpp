@@ -149,6 +149,7 @@ nlohmann::json build_results(const CertifyOptions& o, const SuiteRun& suite,
     nlohmann::json a = run.info;
     a["name"] = run.name;
     a["worker_starts"] = run.worker_starts;
+    a["duration_seconds"] = run.seconds;
     nlohmann::json counts = count_verdicts(run.records);
     a["summary"] = counts;
     bool pass = !any_failure(counts) && !run.fatal;
@@ -235,12 +236,13 @@ std::string summary_table(const nlohmann::json& results) {
     name_width = std::max(name_width, a.value("name", "").size());
   std::string out = fmt::format("{:<{}}", "adapter", name_width);
   for (const auto& c : columns) out += fmt::format("  {:>{}}", c, c.size());
-  out += "  verdict\n";
+  out += "  verdict  time (s)\n";
   for (const auto& a : results["adapters"]) {
     out += fmt::format("{:<{}}", a.value("name", ""), name_width);
     for (const auto& c : columns)
       out += fmt::format("  {:>{}}", a["summary"].value(c, 0), c.size());
-    out += fmt::format("  {}\n", a.value("verdict", ""));
+    out += fmt::format("  {:<7}  {:>8.1f}\n", a.value("verdict", ""),
+                       a.value("duration_seconds", 0.0));
     if (a.contains("error")) out += fmt::format("  error: {}\n", a["error"].get<std::string>());
     if (a.contains("missing_required"))
       out += fmt::format("  missing required ops (profile {}): {}\n",

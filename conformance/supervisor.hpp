@@ -24,6 +24,7 @@ struct AdapterRun {
   nlohmann::json info;                  // the worker's hello: version, abi, device type, patches
   std::vector<nlohmann::json> records;  // one per case, in case order
   int worker_starts = 0;
+  double seconds = 0;                // wall time spent certifying this adapter
   std::optional<std::string> fatal;  // the adapter could not be certified at all
   bool usage_error = false;          // fatal because the request was wrong
   // Required op x dtype pairs (certification profile) the device lacks, "op dtype".

@@ -74,6 +74,7 @@ conformance::AdapterRun certify_device(const std::string& target, const Referenc
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  run.seconds = ms / 1000;
   const std::string repro = conformance::repro_environment() +
                             "polychip certify --suite training --adapters " + target +
                             (o.reference_path.empty() ? "" : " --reference " + o.reference_path) +

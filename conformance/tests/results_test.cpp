@@ -104,6 +104,21 @@ TEST(Results, JunitClassnamesKeepOneDotAndCasesTheirTimes) {
   EXPECT_NE(xml.find("time=\"1.500000\""), std::string::npos) << xml;
 }
 
+// How long each adapter took is in results.json and in the summary's last column.
+TEST(Results, EachAdaptersTimeIsRecordedAndShown) {
+  CertifyOptions o;
+  SuiteRun suite;
+  suite.adapters = {make_run("cpu", {"Pass"}), make_run("sim.faithful", {"Pass"})};
+  suite.adapters[0].seconds = 12.5;
+  suite.adapters[1].seconds = 47.25;
+  const nlohmann::json doc = build_results(o, suite, 60);
+  EXPECT_EQ(doc["adapters"][0]["duration_seconds"], 12.5);
+  const std::string table = summary_table(doc);
+  EXPECT_NE(table.find("verdict  time (s)"), std::string::npos) << table;
+  EXPECT_NE(table.find("Pass         12.5"), std::string::npos) << table;
+  EXPECT_NE(table.find("Pass         47.2"), std::string::npos) << table;
+}
+
 TEST(Results, EveryVerdictIsCountedEvenWhenNoneOccurred) {
   CertifyOptions o;
   SuiteRun suite;
