@@ -9,9 +9,11 @@
 #include <fmt/format.h>
 
 #include "comm_certify.hpp"
+#include "coverage.hpp"
 #include "device_targets.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
+#include "precision/oracle/oracle.hpp"
 #include "profiles.hpp"
 #include "results.hpp"
 #include "supervisor.hpp"
@@ -34,7 +36,7 @@ int run_certify(const CertifyOptions& given) {
   if (o.adapters.empty())
     return usage_error("--adapters needs at least one adapter or device type");
   if (!(o.timeout_seconds > 0)) return usage_error("--timeout must be > 0 seconds");
-  if (o.out_dir.empty()) {
+  if (o.out_dir.empty() && !o.coverage) {
     o.out_dir = kDefaultOutDir;
     fmt::print(stderr, "certify: no --out given; results go to {}\n",
                std::filesystem::absolute(o.out_dir).string());
@@ -59,6 +61,13 @@ int run_certify(const CertifyOptions& given) {
     profile = load_profile(o.profile, "");
   } catch (const Error& e) {
     return usage_error(e.message());
+  }
+  const precision::Coverage coverage = precision::coverage_of(cases, precision::kOracle);
+  if (o.coverage) {
+    fmt::print("{}", precision::coverage_table(
+                         coverage, fmt::format("coverage of --suite {} --level {} ({} cases)",
+                                               o.suite, o.level, cases.size())));
+    return 0;
   }
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
@@ -96,7 +105,7 @@ int run_certify(const CertifyOptions& given) {
   suite.references = {
       {"oracle", "float64 oracle (precision/oracle)"},
       {"nvidia", "NVIDIA emulation on the CPU (reference/): emulated, not measured"}};
-  suite.run_fields = {{"profile", profile.name}};
+  suite.run_fields = {{"profile", profile.name}, {"coverage", coverage}};
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return write_and_report(o, build_results(o, suite, seconds));

@@ -23,6 +23,7 @@ struct CertifyOptions {
   std::string waivers_path;            // "" = built-in
   std::string worker_executable;       // "" = this executable (/proc/self/exe)
   bool progress = true;                // progress lines on stderr
+  bool coverage = false;               // print the level's coverage table, run nothing
   // --suite training: the reference trace ("" = the shipped one) and the tier.
   std::string reference_path;
   std::string tier = "cross-vendor";

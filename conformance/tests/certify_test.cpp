@@ -27,6 +27,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "polychip/op_contract.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -155,6 +157,19 @@ void expect_schema(const json& r) {
   EXPECT_TRUE(r.contains("verdict"));
 }
 
+// `--coverage` prints the level's table and runs nothing.
+TEST_F(CertifyTest, CoveragePrintsEveryOpWithNoHoleAtQuick) {
+  auto r = certify("certify --suite precision --level quick --adapters cpu --coverage");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const auto& op : polychip::op_contract())
+    EXPECT_NE(r.out.find("\n" + std::string(op.name) + " "), std::string::npos) << op.name;
+  EXPECT_NE(r.out.find(fmt::format("critical points covered across {} ops\n",
+                                   polychip::op_contract().size())),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("holes above"), std::string::npos) << r.out;
+}
+
 TEST_F(CertifyTest, QuickPassesOnCpuAndSimFaithful) {
   auto r =
       certify(fmt::format("certify --suite precision --level quick --adapters cpu,sim.faithful "
@@ -169,6 +184,11 @@ TEST_F(CertifyTest, QuickPassesOnCpuAndSimFaithful) {
   EXPECT_EQ(res["adapters"][1]["device_type"], "sim.faithful");
   for (const char* bad : {"Fail", "Crash", "Timeout"}) EXPECT_EQ(res["summary"][bad], 0) << bad;
   EXPECT_GT(res["summary"]["Pass"].get<int>(), 300);
+  // The coverage of the level rides along: every op, no hole at quick.
+  ASSERT_TRUE(res["run"].contains("coverage"));
+  EXPECT_EQ(res["run"]["coverage"].size(), polychip::op_contract().size());
+  for (const auto& [op, points] : res["run"]["coverage"].items())
+    for (const auto& [point, n] : points.items()) EXPECT_GT(n.get<int>(), 0) << op << " " << point;
   for (const auto& c : res["cases"]) {
     // A waived case carries its waiver; the NVIDIA emulation itself stays
     // within every tolerance the suite applies, except where waived.

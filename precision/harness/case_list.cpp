@@ -237,6 +237,54 @@ void exact_attention_and_norms(Builder& b) {
   b.add("rmsnorm", DType::kF32, {16, 1023}, {"exact"});
 }
 
+// The critical points of the coverage model (coverage.hpp) the cases above
+// leave open: empty and sub-vector lengths, 2^k ± 1 tails and real model
+// lengths for every op's longest loop, strided views of the backward ops,
+// special values in gemm. One f32 case per point keeps quick fast.
+void coverage_points(Builder& b) {
+  const char* elementwise_ops[] = {"neg",  "exp",  "log",  "sqrt", "rsqrt", "tanh", "sigmoid",
+                                   "relu", "gelu", "silu", "add",  "sub",   "mul",  "div"};
+  for (const char* op : elementwise_ops) b.add(op, DType::kF32, {0});
+  for (const char* op : {"relu_backward", "gelu_backward", "silu_backward", "sigmoid_backward",
+                         "tanh_backward", "copy"}) {
+    for (int64_t n : {int64_t{0}, int64_t{7}, int64_t{127}, int64_t{4097}})
+      b.add(op, DType::kF32, {n});
+    b.add(op, DType::kF32, {17, 31}, {"strided"});
+  }
+  for (int64_t n : {int64_t{0}, int64_t{7}, int64_t{127}, int64_t{4097}})
+    b.add("cast", DType::kF32, {n}, {"to=bf16"});
+  b.add("fill", DType::kF32, {0});
+  b.add("fill", DType::kF32, {7});
+  for (const char* op :
+       {"reduce_sum", "reduce_mean", "reduce_max", "argmax", "l2_norm", "softmax", "log_softmax"})
+    b.add(op, DType::kF32, {4, 1023});
+  for (const char* op :
+       {"softmax_backward", "log_softmax_backward", "layernorm_backward", "rmsnorm_backward"}) {
+    b.add(op, DType::kF32, {4, 1023});
+    b.add(op, DType::kF32, {4, 1025});
+  }
+  for (const char* op : {"cross_entropy", "cross_entropy_backward"}) {
+    b.add(op, DType::kF32, {16, 1023});
+    b.add(op, DType::kF32, {16, 1025});
+  }
+  b.add("gemm", DType::kF32, {16, 16, 127});
+  b.add("gemm", DType::kF32, {8, 8, 4096});
+  b.add("gemm", DType::kF32, {16, 16, 64}, {"special"});
+  for (const char* op : {"attention", "attention_backward"}) {
+    b.add(op, DType::kF32, {1, 2, 63, 32});
+    b.add(op, DType::kF32, {1, 1, 1024, 64});
+  }
+  for (const char* op : {"embedding", "embedding_backward"}) {
+    b.add(op, DType::kF32, {64, 100, 31});
+    b.add(op, DType::kF32, {16, 100, 4097});
+  }
+  b.add("rotary_embedding", DType::kF32, {4, 2, 126});
+  b.add("rotary_embedding", DType::kF32, {4, 2, 130});
+  b.add("rotary_embedding", DType::kF32, {2, 1, 8192});
+  b.add("adamw", DType::kF32, {127});
+  b.add("adamw", DType::kF32, {4097});
+}
+
 }  // namespace
 
 Level parse_level(std::string_view name) {
@@ -267,6 +315,7 @@ std::vector<CaseSpec> cases_for_level(Level level) {
   softmax_family(b);
   norms(b);
   exact_attention_and_norms(b);
+  coverage_points(b);
   std::vector<CaseSpec> cases = b.take();
   // Every f32 input of the unary math ops, 2^26 per case (exhaustive_unary.hpp).
   if (level == Level::kFull)

@@ -23,4 +23,8 @@ Coverage coverage_of(const std::vector<CaseSpec>& cases, HostOpFn oracle);
 // "op: point, point" for each hole; empty when every point is covered.
 std::vector<std::string> coverage_holes(const Coverage& coverage);
 
+// One line per op: points covered of its model, the holes, the point the
+// fewest cases reach; then a total line.
+std::string coverage_table(const Coverage& coverage, const std::string& title);
+
 }  // namespace polychip::precision

@@ -50,6 +50,9 @@ const bool certify_registered = polychip::cli::register_command(
       sub.add_option("--waivers", o->waivers_path,
                      "waivers JSON file (default: the built-in conformance/data/waivers.json)");
       sub.add_flag("!--no-progress", o->progress, "no progress lines on stderr");
+      sub.add_flag("--coverage", o->coverage,
+                   "precision: print which critical points of each op's coverage model the "
+                   "level's cases reach (results.json records it on every run), run nothing");
       sub.add_option("--reference", o->reference_path,
                      "training: reference trace file (default: the shipped NVIDIA reference of "
                      "the default workload)");
