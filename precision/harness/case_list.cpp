@@ -285,6 +285,82 @@ void coverage_points(Builder& b) {
   b.add("adamw", DType::kF32, {4097});
 }
 
+// Standard: seeded random shapes (and layouts) for every op, drawn around
+// the lengths where kernels break and in between. The case id spells the
+// drawn shape and variant, so `--case ID` reproduces any failure; the draw
+// itself is seeded by kShapeFuzzSeed, so every run of a level has the same cases.
+constexpr uint64_t kShapeFuzzSeed = 20261124;
+constexpr int kShapesPerOp = 3;
+
+class ShapeFuzzer {
+ public:
+  explicit ShapeFuzzer(uint64_t seed) : state_(seed) {}
+  // A loop length: a critical one (2^k - 1, 2^k, 2^k + 1) half the time,
+  // else uniform in [1, max].
+  int64_t length(int64_t max) {
+    if (next() % 2 == 0) {
+      const int k = 1 + static_cast<int>(next() % 11);  // 2 .. 2048
+      const int64_t n = (int64_t{1} << k) + static_cast<int64_t>(next() % 3) - 1;
+      if (n >= 1 && n <= max) return n;
+    }
+    return 1 + static_cast<int64_t>(next() % static_cast<uint64_t>(max));
+  }
+  int64_t pick(std::initializer_list<int64_t> values) {
+    return *(values.begin() + next() % values.size());
+  }
+  bool coin() { return next() % 2 == 0; }
+
+ private:
+  uint64_t next() {  // splitmix64
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  uint64_t state_;
+};
+
+void fuzzed_shapes(Builder& b) {
+  ShapeFuzzer f(kShapeFuzzSeed);
+  for (const OpSpec& op : op_contract()) {
+    const std::string_view fam = op.family, name = op.name;
+    for (int i = 0; i < kShapesPerOp; ++i) {
+      std::vector<std::string> variant;
+      Shape dims;
+      if (fam == "elementwise") {
+        dims = {f.length(64), f.length(2048)};
+        if (name == "cast") variant.push_back(f.coin() ? "to=bf16" : "to=f16");
+        if (name != "fill" && f.coin()) variant.push_back("strided");
+      } else if (fam == "reduction" || fam == "softmax") {
+        dims = {f.length(64), f.length(4096)};
+        if (f.coin()) variant.push_back("axis0");
+        if (fam == "reduction" && f.coin()) variant.push_back("strided");
+      } else if (fam == "norm") {
+        dims = {f.length(64), f.length(4096)};
+      } else if (fam == "loss") {
+        dims = {f.length(64), f.length(4096)};
+      } else if (fam == "gemm") {
+        dims = {f.length(128), f.length(128), f.length(1024)};
+        if (f.coin()) variant.push_back("ta");
+        if (f.coin()) variant.push_back("tb");
+      } else if (fam == "attention") {
+        dims = {f.pick({1, 2}), f.pick({1, 2, 3}), f.length(256),
+                f.pick({16, 32, 64, 80, 96, 128})};
+        if (f.coin()) variant.push_back("noncausal");
+      } else if (fam == "embedding") {
+        dims = {f.length(256), f.length(1024), f.length(256)};
+      } else if (fam == "rotary") {
+        dims = {f.length(64), f.pick({1, 2, 4}), 2 * f.length(64)};
+      } else if (fam == "optimizer") {
+        dims = {f.length(65536)};
+      } else {
+        continue;
+      }
+      b.add(op.name, DType::kF32, dims, variant, 100 + i);
+    }
+  }
+}
+
 }  // namespace
 
 Level parse_level(std::string_view name) {
@@ -316,6 +392,7 @@ std::vector<CaseSpec> cases_for_level(Level level) {
   norms(b);
   exact_attention_and_norms(b);
   coverage_points(b);
+  if (b.at_least(Level::kStandard)) fuzzed_shapes(b);
   std::vector<CaseSpec> cases = b.take();
   // Every f32 input of the unary math ops, 2^26 per case (exhaustive_unary.hpp).
   if (level == Level::kFull)
