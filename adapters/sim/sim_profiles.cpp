@@ -1,5 +1,7 @@
 #include "sim_profiles.hpp"
 
+#include "drift_kernels.hpp"
+
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -15,7 +17,8 @@ cpu::Numerics with(bool cpu::Numerics::*flag) {
 }
 
 const SimProfile kProfiles[] = {
-    {"sim.faithful", "", cpu::Numerics{}},
+    {"sim.faithful", "", cpu::Numerics{}, KernelDefect::kNone, "", KernelEngine::kCpuKernels,
+     ProfileRole::kFaithful},
     {"sim.bf16acc", "gemm accumulates in bf16 (every partial sum rounded to bf16)",
      with(&cpu::Numerics::gemm_bf16_accumulation)},
     {"sim.ftz", "exp/log flush subnormals to zero and keep only 12 fraction bits",
@@ -40,6 +43,11 @@ const SimProfile kProfiles[] = {
      cpu::Numerics{}, KernelDefect::kBroadcastAsContiguous, "mul"},
     {"sim.strides_ignored", "gelu reads a non-contiguous input as contiguous", cpu::Numerics{},
      KernelDefect::kStridesIgnored, "gelu"},
+    // Appended so the indices sim:0..sim:12 of the profiles above stay.
+    {"sim.nvidia_emu", "", cpu::Numerics{}, KernelDefect::kNone, "",
+     KernelEngine::kNvidiaEmulation, ProfileRole::kReference},
+    {"sim.drift", kDriftDescription, cpu::Numerics{}, KernelDefect::kNone, "",
+     KernelEngine::kDriftingEmulation, ProfileRole::kDrifting},
 };
 
 }  // namespace

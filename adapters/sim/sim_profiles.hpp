@@ -1,6 +1,8 @@
 // The simulated chips: one device per profile, each a device type whose
-// numerics are the cpu kernels with at most one deliberate defect
-// (docs/sim-profiles.md), plus its memory size and speed factor.
+// numerics are the cpu kernels with at most one deliberate defect, or the
+// NVIDIA emulation of reference/ (sim.nvidia_emu, and sim.drift which
+// departs from it) (docs/sim-profiles.md), plus its memory size and speed
+// factor.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,21 @@
 
 namespace polychip::sim {
 
+// What runs a profile's kernels.
+enum class KernelEngine {
+  kCpuKernels,         // the cpu adapter's kernels with `numerics`
+  kNvidiaEmulation,    // reference/'s nvidia_reference_run (emulated_kernel.hpp)
+  kDriftingEmulation,  // the emulation with drift_kernels.hpp's departures
+};
+
+// What the conformance suites must conclude about a profile.
+enum class ProfileRole {
+  kFaithful,   // passes everything
+  kDefective,  // fails the precision suite's quick level on its defect's ops
+  kReference,  // the NVIDIA reference itself: passes everything
+  kDrifting,   // passes the precision suite, fails the training suite
+};
+
 struct SimProfile {
   const char* device_type;  // "sim.faithful", ...
   const char* defect;       // one line, "" for none
@@ -20,6 +37,8 @@ struct SimProfile {
   // A defect in how one op's kernel handles memory or arguments.
   KernelDefect kernel_defect = KernelDefect::kNone;
   const char* defect_op = "";  // the op it breaks
+  KernelEngine engine = KernelEngine::kCpuKernels;
+  ProfileRole role = ProfileRole::kDefective;
 };
 
 // In device-index order.
