@@ -328,8 +328,9 @@ polychip_status run_profile_kernel(const SimProfile& profile, const cpu::KernelC
   switch (profile.engine) {
     case KernelEngine::kNvidiaEmulation:
       return run_emulated_kernel(call);
-    case KernelEngine::kDriftingEmulation:
-      return run_host_kernel(call, drifting_run);
+    case KernelEngine::kCpuKernelsDriftingGemm:
+      if (is_drifting_gemm(call)) return run_host_kernel(call, drifting_gemm);
+      break;
     case KernelEngine::kCpuKernels:
       break;
   }

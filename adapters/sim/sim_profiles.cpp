@@ -47,7 +47,7 @@ const SimProfile kProfiles[] = {
     {"sim.nvidia_emu", "", cpu::Numerics{}, KernelDefect::kNone, "",
      KernelEngine::kNvidiaEmulation, ProfileRole::kReference},
     {"sim.drift", kDriftDescription, cpu::Numerics{}, KernelDefect::kNone, "",
-     KernelEngine::kDriftingEmulation, ProfileRole::kDrifting},
+     KernelEngine::kCpuKernelsDriftingGemm, ProfileRole::kDrifting},
 };
 
 }  // namespace

@@ -1,8 +1,7 @@
 // The simulated chips: one device per profile, each a device type whose
-// numerics are the cpu kernels with at most one deliberate defect, or the
-// NVIDIA emulation of reference/ (sim.nvidia_emu, and sim.drift which
-// departs from it) (docs/sim-profiles.md), plus its memory size and speed
-// factor.
+// numerics are the cpu kernels with at most one deliberate defect (or a
+// drift: sim.drift), or the NVIDIA emulation of reference/ (sim.nvidia_emu)
+// (docs/sim-profiles.md), plus its memory size and speed factor.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +18,7 @@ namespace polychip::sim {
 enum class KernelEngine {
   kCpuKernels,         // the cpu adapter's kernels with `numerics`
   kNvidiaEmulation,    // reference/'s nvidia_reference_run (emulated_kernel.hpp)
-  kDriftingEmulation,  // the emulation with drift_kernels.hpp's departures
+  kCpuKernelsDriftingGemm,  // the cpu kernels, but drift_kernels.hpp's weight-gradient gemm
 };
 
 // What the conformance suites must conclude about a profile.
