@@ -11,16 +11,20 @@
 #include <span>
 
 #include "kernel_call.hpp"
-#include "precision/host_tensor.hpp"
 #include "polychip/op_contract.hpp"
+#include "precision/host_tensor.hpp"
 
 namespace polychip::sim {
 
+// sim.nvidia_emu's device name, which results files record.
+inline constexpr const char* kNvidiaEmulationDeviceName =
+    "NVIDIA GPU numerics, emulated (polychip reference/, docs/reference-numerics.md)";
+
 // What computes an op on host tensors: nvidia_reference_run, or a drifting
 // variant of it (drift_kernels.hpp).
-using HostKernel = std::function<void(const OpSpec& op, std::span<const precision::HostTensor> in,
-                                      std::span<precision::HostTensor> out,
-                                      const polychip_op_attrs& attrs)>;
+using HostKernel =
+    std::function<void(const OpSpec& op, std::span<const precision::HostTensor> in,
+                       std::span<precision::HostTensor> out, const polychip_op_attrs& attrs)>;
 
 // Gathers `call`'s inputs into host tensors, runs `kernel`, stores the
 // outputs (already rounded to their dtypes) through their views. Errors

@@ -98,8 +98,11 @@ polychip_status device_properties(polychip_device_properties_args* a) {
   polychip_device_properties p{};
   p.struct_size = sizeof p;
   std::snprintf(p.device_type, sizeof p.device_type, "%s", profile.device_type);
-  std::snprintf(p.name, sizeof p.name, "simulated chip (%s)",
-                *profile.defect ? profile.defect : "faithful numerics");
+  if (profile.engine == KernelEngine::kNvidiaEmulation)  // what results record as its provenance
+    std::snprintf(p.name, sizeof p.name, "%s", kNvidiaEmulationDeviceName);
+  else
+    std::snprintf(p.name, sizeof p.name, "simulated chip (%s)",
+                  *profile.defect ? profile.defect : "faithful numerics");
   p.memory_bytes = sim_config().devices[a->device].memory_bytes;
   for (int d :
        {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_BF16,

@@ -44,8 +44,8 @@ const SimProfile kProfiles[] = {
     {"sim.strides_ignored", "gelu reads a non-contiguous input as contiguous", cpu::Numerics{},
      KernelDefect::kStridesIgnored, "gelu"},
     // Appended so the indices sim:0..sim:12 of the profiles above stay.
-    {"sim.nvidia_emu", "", cpu::Numerics{}, KernelDefect::kNone, "",
-     KernelEngine::kNvidiaEmulation, ProfileRole::kReference},
+    {"sim.nvidia_emu", "", cpu::Numerics{}, KernelDefect::kNone, "", KernelEngine::kNvidiaEmulation,
+     ProfileRole::kReference},
     {"sim.drift", kDriftDescription, cpu::Numerics{}, KernelDefect::kNone, "",
      KernelEngine::kCpuKernelsDriftingGemm, ProfileRole::kDrifting},
 };

@@ -16,8 +16,8 @@ namespace polychip::sim {
 
 // What runs a profile's kernels.
 enum class KernelEngine {
-  kCpuKernels,         // the cpu adapter's kernels with `numerics`
-  kNvidiaEmulation,    // reference/'s nvidia_reference_run (emulated_kernel.hpp)
+  kCpuKernels,              // the cpu adapter's kernels with `numerics`
+  kNvidiaEmulation,         // reference/'s nvidia_reference_run (emulated_kernel.hpp)
   kCpuKernelsDriftingGemm,  // the cpu kernels, but drift_kernels.hpp's weight-gradient gemm
 };
 

@@ -1,12 +1,15 @@
 // Each sim device type: faithful numerics match the cpu adapter bit for
-// bit; each defective profile differs from the cpu on the ops its defect
-// touches and matches it bit for bit everywhere else.
+// bit; each defective (or drifting) profile differs from the cpu on the ops
+// its defect touches and matches it bit for bit everywhere else;
+// sim.nvidia_emu matches the NVIDIA emulation of reference/ bit for bit,
+// whatever the views' strides.
 #include <cmath>
 #include <functional>
 #include <map>
 #include <random>
 #include <set>
 
+#include "reference/nvidia_reference.hpp"
 #include "sim_profiles.hpp"
 #include "sim_test_util.hpp"
 
@@ -79,6 +82,14 @@ std::vector<Case> cases() {
                  {f32, {64}, std::vector<double>(64, 0)}},
                 {{f32, {4, 64}}, {f32, {4}}, {f32, {4}}},
                 nullptr});
+  // A weight gradient dW = X^T dY over 256 tokens (sim.drift's gemms).
+  cs.push_back({"gemm_weight_gradient",
+                "gemm",
+                {{f32, {256, 8}, random_values(2048, 18)},
+                 {f32, {256, 4}, random_values(1024, 19)},
+                 {f32, {8, 4}, std::vector<double>(32, 0)}},
+                {{f32, {8, 4}}},
+                [](polychip_op_attrs& a) { a.ints[attr::kTransA] = 1; }});
   // Kernel defects: a 63-element tail, a row longer than 4096, a
   // non-default eps, repeated ids.
   cs.push_back({"tanh", "tanh", {{f32, {63}, random_values(63, 14)}}, {{f32, {63}}}, nullptr});
@@ -129,7 +140,7 @@ std::vector<Case> cases() {
 // Which case names each profile's defect must change.
 const std::map<std::string, std::set<std::string>> kAffected = {
     {"sim.faithful", {}},
-    {"sim.bf16acc", {"gemm"}},
+    {"sim.bf16acc", {"gemm", "gemm_weight_gradient"}},
     {"sim.ftz", {"exp", "log"}},
     {"sim.naive_softmax", {"softmax", "log_softmax", "softmax_long_row"}},
     {"sim.poor_variance", {"layernorm"}},
@@ -144,7 +155,10 @@ const std::map<std::string, std::set<std::string>> kAffected = {
     // Their layouts (stride 0, gaps) are the certify suite's: contiguous here.
     {"sim.broadcast_as_contiguous", {}},
     {"sim.strides_ignored", {}},
+    {"sim.drift", {"gemm_weight_gradient"}},
 };
+// Not the cpu's numerics: compared with the NVIDIA emulation instead.
+const char* const kNvidiaEmulation = "sim.nvidia_emu";
 
 TEST_F(SimTest, OneDevicePerProfileWithItsDeviceType) {
   std::set<std::string> types;
@@ -155,7 +169,7 @@ TEST_F(SimTest, OneDevicePerProfileWithItsDeviceType) {
       EXPECT_TRUE(d.properties().has(POLYCHIP_CAP_TIMING_EVENTS));
       EXPECT_TRUE(d.properties().supports(DType::kBF16));
     }
-  std::set<std::string> want;
+  std::set<std::string> want = {kNvidiaEmulation};
   for (const auto& [type, ops] : kAffected) want.insert(type);
   EXPECT_EQ(types, want);
   EXPECT_EQ(sim::sim_profiles().size(), want.size());
@@ -174,6 +188,50 @@ TEST_F(SimTest, EachProfileDiffersFromTheCpuExactlyOnTheOpsItsDefectTouches) {
           << type << " on " << all[k].name << (same ? " matches" : " differs from") << " the cpu";
     }
   }
+}
+
+// The inputs and output shapes of `c` as host tensors, run through the
+// NVIDIA emulation.
+std::vector<double> run_emulation(const Case& c) {
+  std::vector<precision::HostTensor> in, out;
+  for (const auto& [dt, shape, values] : c.inputs) in.push_back({dt, shape, values});
+  for (const auto& [dt, shape] : c.outputs) out.push_back({dt, shape, {}});
+  const OpSpec& op = *find_op(c.op);
+  polychip_op_attrs a = default_attrs(op);
+  if (c.set_attrs) c.set_attrs(a);
+  reference::nvidia_reference_run(op, in, out, a);
+  std::vector<double> values;
+  for (const auto& t : out) values.insert(values.end(), t.values.begin(), t.values.end());
+  return values;
+}
+
+TEST_F(SimTest, NvidiaEmulationDeviceComputesWhatTheEmulationComputes) {
+  OpRunner emu = runner(kNvidiaEmulation);
+  EXPECT_NE(emu.device().properties().name.find("emulated"), std::string::npos);
+  const auto all = cases();
+  for (const auto& c : all) EXPECT_TRUE(same_values(run_case(emu, c), run_emulation(c))) << c.name;
+  // Where the emulation and the cpu differ (FMA-ordered gemm vs blocked
+  // sgemm), the device is the emulation, not the cpu.
+  const Case& gemm = all[0];
+  EXPECT_FALSE(same_values(run_case(cpu, gemm), run_case(emu, gemm)));
+}
+
+TEST_F(SimTest, NvidiaEmulationDeviceReadsBroadcastAndPermutedViews) {
+  OpRunner emu = runner(kNvidiaEmulation);
+  // x [3, 4] (x) b broadcast along rows (stride 0), into a transposed output.
+  const std::vector<double> xv = random_values(12, 30), bv = random_values(4, 31);
+  auto x = emu.make(DType::kF32, {3, 4}, xv);
+  auto b = emu.make(DType::kF32, {4}, bv);
+  auto y = emu.empty(DType::kF32, {4, 3});
+  const TensorView b_rows(b.buffer(), DType::kF32, {3, 4}, {0, 1}, 0);
+  const TensorView y_t(y.buffer(), DType::kF32, {3, 4}, {1, 3}, 0);
+  emu.call("mul", {x, b_rows, y_t});
+  const auto got = emu.values(y);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(got[j * 3 + i],
+                static_cast<double>(static_cast<float>(xv[i * 4 + j]) * static_cast<float>(bv[j])))
+          << i << "," << j;
 }
 
 TEST_F(SimTest, DefectsShowTheirSignatures) {

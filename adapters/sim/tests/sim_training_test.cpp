@@ -13,8 +13,8 @@
 namespace polychip::training {
 namespace {
 
-std::vector<StepRecord> run_on(Runtime& runtime, const std::string& device_type,
-                               const char* preset, int steps) {
+std::vector<StepRecord> run_on(Runtime& runtime, const std::string& device_type, const char* preset,
+                               int steps) {
   const Device device = runtime.device(device_type);
   Stream stream(device);
   HalOps ops(runtime.dispatcher(), stream);
@@ -59,8 +59,8 @@ TEST(SimTraining, DriftLeavesTheCrossVendorTierAtStep14OfTheDefaultWorkload) {
   std::optional<int> first_outside;
   for (size_t i = 0; i < cpu.size() && !first_outside; ++i)
     if (!within_cross_vendor_bound(drift[i].loss, cpu[i].loss)) first_outside = int(i) + 1;
-  ASSERT_TRUE(first_outside.has_value()) << "sim.drift stayed inside the tier for " << steps
-                                         << " steps";
+  ASSERT_TRUE(first_outside.has_value())
+      << "sim.drift stayed inside the tier for " << steps << " steps";
   EXPECT_EQ(*first_outside, 14);
   // Not a defect of the first steps: the curves start the same.
   EXPECT_EQ(drift[0].loss, cpu[0].loss);
