@@ -4,10 +4,13 @@
 // sim.nvidia_emu matches the NVIDIA emulation of reference/ bit for bit,
 // whatever the views' strides.
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "reference/nvidia_reference.hpp"
 #include "sim_profiles.hpp"
@@ -173,6 +176,27 @@ TEST_F(SimTest, OneDevicePerProfileWithItsDeviceType) {
   for (const auto& [type, ops] : kAffected) want.insert(type);
   EXPECT_EQ(types, want);
   EXPECT_EQ(sim::sim_profiles().size(), want.size());
+}
+
+// The defect corpus (conformance/data/sim_defects.json) expects the quick
+// level to fail each profile it lists: exactly the defective ones; the
+// faithful, reference and drifting profiles pass it.
+TEST(SimProfiles, TheDefectCorpusListsExactlyTheDefectiveProfiles) {
+  std::ifstream file(SIM_DEFECTS_FILE);
+  ASSERT_TRUE(file) << SIM_DEFECTS_FILE;
+  const auto corpus = nlohmann::json::parse(file);
+  std::set<std::string> listed, defective;
+  for (const auto& [type, ops] : corpus["defects"].items()) listed.insert(type);
+  for (const sim::SimProfile& p : sim::sim_profiles()) {
+    if (p.role == sim::ProfileRole::kDefective) defective.insert(p.device_type);
+    // The NVIDIA emulation runs exactly on the reference profile.
+    EXPECT_EQ(p.engine == sim::KernelEngine::kNvidiaEmulation,
+              p.role == sim::ProfileRole::kReference)
+        << p.device_type;
+  }
+  EXPECT_EQ(listed, defective);
+  for (const auto& type : corpus["must_pass"])
+    EXPECT_EQ(defective.count(type.get<std::string>()), 0u) << type;
 }
 
 TEST_F(SimTest, EachProfileDiffersFromTheCpuExactlyOnTheOpsItsDefectTouches) {
