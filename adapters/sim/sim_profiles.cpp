@@ -17,8 +17,10 @@ cpu::Numerics with(bool cpu::Numerics::*flag) {
 }
 
 const SimProfile kProfiles[] = {
-    {"sim.faithful", "", cpu::Numerics{}, KernelDefect::kNone, "", KernelEngine::kCpuKernels,
-     ProfileRole::kFaithful},
+    {.device_type = "sim.faithful",
+     .defect = "",
+     .numerics = cpu::Numerics{},
+     .role = ProfileRole::kFaithful},
     {"sim.bf16acc", "gemm accumulates in bf16 (every partial sum rounded to bf16)",
      with(&cpu::Numerics::gemm_bf16_accumulation)},
     {"sim.ftz", "exp/log flush subnormals to zero and keep only 12 fraction bits",
@@ -43,11 +45,17 @@ const SimProfile kProfiles[] = {
      cpu::Numerics{}, KernelDefect::kBroadcastAsContiguous, "mul"},
     {"sim.strides_ignored", "gelu reads a non-contiguous input as contiguous", cpu::Numerics{},
      KernelDefect::kStridesIgnored, "gelu"},
-    // Appended so the indices sim:0..sim:12 of the profiles above stay.
-    {"sim.nvidia_emu", "", cpu::Numerics{}, KernelDefect::kNone, "", KernelEngine::kNvidiaEmulation,
-     ProfileRole::kReference},
-    {"sim.drift", kDriftDescription, cpu::Numerics{}, KernelDefect::kNone, "",
-     KernelEngine::kCpuKernelsDriftingGemm, ProfileRole::kDrifting},
+    // Appended after the defective profiles so their sim:N indices stay.
+    {.device_type = "sim.nvidia_emu",
+     .defect = "",
+     .numerics = cpu::Numerics{},
+     .engine = KernelEngine::kNvidiaEmulation,
+     .role = ProfileRole::kReference},
+    {.device_type = "sim.drift",
+     .defect = kDriftDescription,
+     .numerics = cpu::Numerics{},
+     .engine = KernelEngine::kCpuKernelsDriftingGemm,
+     .role = ProfileRole::kDrifting},
 };
 
 }  // namespace
