@@ -199,7 +199,9 @@ TEST(SimProfiles, TheDefectCorpusListsOnlyDefectiveProfiles) {
   }
   for (const auto& type : corpus["must_pass"]) {
     const auto role = roles.find(type.get<std::string>());  // "cpu" is no sim profile
-    if (role != roles.end()) EXPECT_NE(role->second, sim::ProfileRole::kDefective) << type;
+    if (role != roles.end()) {
+      EXPECT_NE(role->second, sim::ProfileRole::kDefective) << type;
+    }
   }
   for (const char* type : {"sim.nvidia_emu", "sim.drift"})
     EXPECT_FALSE(corpus["defects"].contains(type)) << type;
