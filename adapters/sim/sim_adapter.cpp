@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "drift_kernels.hpp"
+#include "emulated_kernel.hpp"
 #include "handle_registry.hpp"
 #include "kernel_error.hpp"
 #include "kernel_registry.hpp"
@@ -96,8 +98,11 @@ polychip_status device_properties(polychip_device_properties_args* a) {
   polychip_device_properties p{};
   p.struct_size = sizeof p;
   std::snprintf(p.device_type, sizeof p.device_type, "%s", profile.device_type);
-  std::snprintf(p.name, sizeof p.name, "simulated chip (%s)",
-                *profile.defect ? profile.defect : "faithful numerics");
+  if (profile.engine == KernelEngine::kNvidiaEmulation)  // what results record as its provenance
+    std::snprintf(p.name, sizeof p.name, "%s", kNvidiaEmulationDeviceName);
+  else
+    std::snprintf(p.name, sizeof p.name, "simulated chip (%s)",
+                  *profile.defect ? profile.defect : "faithful numerics");
   p.memory_bytes = sim_config().devices[a->device].memory_bytes;
   for (int d :
        {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_BF16,
@@ -325,8 +330,25 @@ polychip_status event_elapsed(polychip_event_elapsed_args* a) {
 
 // ---- kernels -----------------------------------------------------------------
 
+polychip_status run_profile_kernel(const SimProfile& profile, const cpu::KernelCall& call,
+                                   std::span<char* const> memory_end) {
+  switch (profile.engine) {
+    case KernelEngine::kNvidiaEmulation:
+      return run_emulated_kernel(call);
+    case KernelEngine::kCpuKernelsDriftingGemm:
+      if (is_drifting_gemm(call)) return run_host_kernel(call, drifting_gemm);
+      break;
+    case KernelEngine::kCpuKernels:
+      break;
+  }
+  return std::string_view(call.op) == profile.defect_op
+             ? run_defective_kernel(call, profile.kernel_defect, memory_end)
+             : cpu::run_kernel(call);
+}
+
 // The one kernel entry: drains the stream, unlocks the tensors' memory,
-// runs the cpu kernel with the device's numerics, then stretches the time
+// runs the profile's kernel (the cpu kernel with the device's numerics, or
+// the NVIDIA emulation), then stretches the time
 // to the device's speed.
 polychip_status sim_kernel(const polychip_kernel_args* args) {
   if (!args || !args->op || !args->tensors || !args->attrs || args->num_tensors < 0 ||
@@ -366,10 +388,7 @@ polychip_status sim_kernel(const polychip_kernel_args* args) {
     const auto n = static_cast<size_t>(args->num_tensors);
     const cpu::KernelCall call{op, {views, n}, args->attrs, &profile.numerics};
     const auto start = Clock::now();
-    const polychip_status st =
-        std::string_view(op) == profile.defect_op
-            ? run_defective_kernel(call, profile.kernel_defect, {memory_end, n})
-            : cpu::run_kernel(call);
+    const polychip_status st = run_profile_kernel(profile, call, {memory_end, n});
     const double speed = sim_config().devices[args->device].speed;
     if (speed < 1.0) std::this_thread::sleep_for((Clock::now() - start) * (1.0 / speed - 1.0));
     return st == POLYCHIP_OK ? st : fail(st, cpu::last_kernel_error());

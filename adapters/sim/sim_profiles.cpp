@@ -1,5 +1,7 @@
 #include "sim_profiles.hpp"
 
+#include "drift_kernels.hpp"
+
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -15,7 +17,10 @@ cpu::Numerics with(bool cpu::Numerics::*flag) {
 }
 
 const SimProfile kProfiles[] = {
-    {"sim.faithful", "", cpu::Numerics{}},
+    {.device_type = "sim.faithful",
+     .defect = "",
+     .numerics = cpu::Numerics{},
+     .role = ProfileRole::kFaithful},
     {"sim.bf16acc", "gemm accumulates in bf16 (every partial sum rounded to bf16)",
      with(&cpu::Numerics::gemm_bf16_accumulation)},
     {"sim.ftz", "exp/log flush subnormals to zero and keep only 12 fraction bits",
@@ -43,6 +48,17 @@ const SimProfile kProfiles[] = {
     {"sim.copy_tail",
      "device-to-host copies over 4 KiB that are not a multiple of 4 KiB corrupt their last byte",
      cpu::Numerics{}, KernelDefect::kNone, "", CopyDefect::kPartialPageTail},
+    // Appended after the defective profiles so their sim:N indices stay.
+    {.device_type = "sim.nvidia_emu",
+     .defect = "",
+     .numerics = cpu::Numerics{},
+     .engine = KernelEngine::kNvidiaEmulation,
+     .role = ProfileRole::kReference},
+    {.device_type = "sim.drift",
+     .defect = kDriftDescription,
+     .numerics = cpu::Numerics{},
+     .engine = KernelEngine::kCpuKernelsDriftingGemm,
+     .role = ProfileRole::kDrifting},
 };
 
 }  // namespace

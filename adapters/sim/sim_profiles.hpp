@@ -1,5 +1,6 @@
 // The simulated chips: one device per profile, each a device type whose
-// numerics are the cpu kernels with at most one deliberate defect
+// numerics are the cpu kernels with at most one deliberate defect (or a
+// drift: sim.drift), or the NVIDIA emulation of reference/ (sim.nvidia_emu)
 // (docs/sim-profiles.md), plus its memory size and speed factor.
 #pragma once
 
@@ -13,6 +14,21 @@
 
 namespace polychip::sim {
 
+// What runs a profile's kernels.
+enum class KernelEngine {
+  kCpuKernels,              // the cpu adapter's kernels with `numerics`
+  kNvidiaEmulation,         // reference/'s nvidia_reference_run (emulated_kernel.hpp)
+  kCpuKernelsDriftingGemm,  // the cpu kernels, but drift_kernels.hpp's weight-gradient gemm
+};
+
+// What the conformance suites must conclude about a profile.
+enum class ProfileRole {
+  kFaithful,   // passes everything
+  kDefective,  // fails the precision suite's quick level on its defect's ops
+  kReference,  // the NVIDIA reference itself: passes everything
+  kDrifting,   // passes the precision suite, fails the training suite
+};
+
 struct SimProfile {
   const char* device_type;  // "sim.faithful", ...
   const char* defect;       // one line, "" for none
@@ -21,6 +37,8 @@ struct SimProfile {
   KernelDefect kernel_defect = KernelDefect::kNone;
   const char* defect_op = "";  // the op it breaks
   CopyDefect copy_defect = CopyDefect::kNone;
+  KernelEngine engine = KernelEngine::kCpuKernels;
+  ProfileRole role = ProfileRole::kDefective;
 };
 
 // In device-index order.

@@ -1,12 +1,18 @@
 // Each sim device type: faithful numerics match the cpu adapter bit for
-// bit; each defective profile differs from the cpu on the ops its defect
-// touches and matches it bit for bit everywhere else.
+// bit; each defective (or drifting) profile differs from the cpu on the ops
+// its defect touches and matches it bit for bit everywhere else;
+// sim.nvidia_emu matches the NVIDIA emulation of reference/ bit for bit,
+// whatever the views' strides.
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
+#include "reference/nvidia_reference.hpp"
 #include "sim_profiles.hpp"
 #include "sim_test_util.hpp"
 
@@ -79,6 +85,14 @@ std::vector<Case> cases() {
                  {f32, {64}, std::vector<double>(64, 0)}},
                 {{f32, {4, 64}}, {f32, {4}}, {f32, {4}}},
                 nullptr});
+  // A weight gradient dW = X^T dY over 256 tokens (sim.drift's gemms).
+  cs.push_back({"gemm_weight_gradient",
+                "gemm",
+                {{f32, {256, 8}, random_values(2048, 18)},
+                 {f32, {256, 4}, random_values(1024, 19)},
+                 {f32, {8, 4}, std::vector<double>(32, 0)}},
+                {{f32, {8, 4}}},
+                [](polychip_op_attrs& a) { a.ints[attr::kTransA] = 1; }});
   // Kernel defects: a 63-element tail, a row longer than 4096, a
   // non-default eps, repeated ids.
   cs.push_back({"tanh", "tanh", {{f32, {63}, random_values(63, 14)}}, {{f32, {63}}}, nullptr});
@@ -129,7 +143,7 @@ std::vector<Case> cases() {
 // Which case names each profile's defect must change.
 const std::map<std::string, std::set<std::string>> kAffected = {
     {"sim.faithful", {}},
-    {"sim.bf16acc", {"gemm"}},
+    {"sim.bf16acc", {"gemm", "gemm_weight_gradient"}},
     {"sim.ftz", {"exp", "log"}},
     {"sim.naive_softmax", {"softmax", "log_softmax", "softmax_long_row"}},
     {"sim.poor_variance", {"layernorm"}},
@@ -146,7 +160,10 @@ const std::map<std::string, std::set<std::string>> kAffected = {
     {"sim.strides_ignored", {}},
     // Its copies to the host corrupt outputs over 4 KiB that are not whole pages.
     {"sim.copy_tail", {"softmax_long_row"}},
+    {"sim.drift", {"gemm_weight_gradient"}},
 };
+// Not the cpu's numerics: compared with the NVIDIA emulation instead.
+const char* const kNvidiaEmulation = "sim.nvidia_emu";
 
 TEST_F(SimTest, OneDevicePerProfileWithItsDeviceType) {
   std::set<std::string> types;
@@ -157,10 +174,39 @@ TEST_F(SimTest, OneDevicePerProfileWithItsDeviceType) {
       EXPECT_TRUE(d.properties().has(POLYCHIP_CAP_TIMING_EVENTS));
       EXPECT_TRUE(d.properties().supports(DType::kBF16));
     }
-  std::set<std::string> want;
+  std::set<std::string> want = {kNvidiaEmulation};
   for (const auto& [type, ops] : kAffected) want.insert(type);
   EXPECT_EQ(types, want);
   EXPECT_EQ(sim::sim_profiles().size(), want.size());
+}
+
+// The defect corpus (conformance/data/sim_defects.json) expects the quick
+// level to fail each profile it lists: only defective ones; the faithful,
+// reference and drifting profiles pass it.
+TEST(SimProfiles, TheDefectCorpusListsOnlyDefectiveProfiles) {
+  std::ifstream file(SIM_DEFECTS_FILE);
+  ASSERT_TRUE(file) << SIM_DEFECTS_FILE;
+  const auto corpus = nlohmann::json::parse(file);
+  std::map<std::string, sim::ProfileRole> roles;
+  for (const sim::SimProfile& p : sim::sim_profiles()) {
+    roles[p.device_type] = p.role;
+    // The NVIDIA emulation runs exactly on the reference profile.
+    EXPECT_EQ(p.engine == sim::KernelEngine::kNvidiaEmulation,
+              p.role == sim::ProfileRole::kReference)
+        << p.device_type;
+  }
+  for (const auto& [type, ops] : corpus["defects"].items()) {
+    ASSERT_TRUE(roles.count(type)) << type << " is not a sim profile";
+    EXPECT_EQ(roles[type], sim::ProfileRole::kDefective) << type;
+  }
+  for (const auto& type : corpus["must_pass"]) {
+    const auto role = roles.find(type.get<std::string>());  // "cpu" is no sim profile
+    if (role != roles.end()) {
+      EXPECT_NE(role->second, sim::ProfileRole::kDefective) << type;
+    }
+  }
+  for (const char* type : {"sim.nvidia_emu", "sim.drift"})
+    EXPECT_FALSE(corpus["defects"].contains(type)) << type;
 }
 
 TEST_F(SimTest, EachProfileDiffersFromTheCpuExactlyOnTheOpsItsDefectTouches) {
@@ -176,6 +222,50 @@ TEST_F(SimTest, EachProfileDiffersFromTheCpuExactlyOnTheOpsItsDefectTouches) {
           << type << " on " << all[k].name << (same ? " matches" : " differs from") << " the cpu";
     }
   }
+}
+
+// The inputs and output shapes of `c` as host tensors, run through the
+// NVIDIA emulation.
+std::vector<double> run_emulation(const Case& c) {
+  std::vector<precision::HostTensor> in, out;
+  for (const auto& [dt, shape, values] : c.inputs) in.push_back({dt, shape, values});
+  for (const auto& [dt, shape] : c.outputs) out.push_back({dt, shape, {}});
+  const OpSpec& op = *find_op(c.op);
+  polychip_op_attrs a = default_attrs(op);
+  if (c.set_attrs) c.set_attrs(a);
+  reference::nvidia_reference_run(op, in, out, a);
+  std::vector<double> values;
+  for (const auto& t : out) values.insert(values.end(), t.values.begin(), t.values.end());
+  return values;
+}
+
+TEST_F(SimTest, NvidiaEmulationDeviceComputesWhatTheEmulationComputes) {
+  OpRunner emu = runner(kNvidiaEmulation);
+  EXPECT_NE(emu.device().properties().name.find("emulated"), std::string::npos);
+  const auto all = cases();
+  for (const auto& c : all) EXPECT_TRUE(same_values(run_case(emu, c), run_emulation(c))) << c.name;
+  // Where the emulation and the cpu differ (FMA-ordered gemm vs blocked
+  // sgemm), the device is the emulation, not the cpu.
+  const Case& gemm = all[0];
+  EXPECT_FALSE(same_values(run_case(cpu, gemm), run_case(emu, gemm)));
+}
+
+TEST_F(SimTest, NvidiaEmulationDeviceReadsBroadcastAndPermutedViews) {
+  OpRunner emu = runner(kNvidiaEmulation);
+  // x [3, 4] (x) b broadcast along rows (stride 0), into a transposed output.
+  const std::vector<double> xv = random_values(12, 30), bv = random_values(4, 31);
+  auto x = emu.make(DType::kF32, {3, 4}, xv);
+  auto b = emu.make(DType::kF32, {4}, bv);
+  auto y = emu.empty(DType::kF32, {4, 3});
+  const TensorView b_rows(b.buffer(), DType::kF32, {3, 4}, {0, 1}, 0);
+  const TensorView y_t(y.buffer(), DType::kF32, {3, 4}, {1, 3}, 0);
+  emu.call("mul", {x, b_rows, y_t});
+  const auto got = emu.values(y);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(got[j * 3 + i],
+                static_cast<double>(static_cast<float>(xv[i * 4 + j]) * static_cast<float>(bv[j])))
+          << i << "," << j;
 }
 
 TEST_F(SimTest, DefectsShowTheirSignatures) {
