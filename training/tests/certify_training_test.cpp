@@ -1,10 +1,11 @@
 // `polychip certify --suite training` and `polychip train --record-reference`
-// end to end (the real binary): the shipped reference trace regenerates bit
-// for bit on the device it names; cpu, sim.faithful and opencl pass the
-// cross-vendor tier against it over its 100 steps with the loss falling
-// well below its start; a trace with a planted divergence and a planted
-// step-1 gradient error fails, naming the first divergent step and the
-// tensor; results.json follows docs/results.schema.json.
+// end to end (the real binary): the shipped reference trace (NVIDIA
+// numerics, emulated: sim.nvidia_emu) regenerates bit for bit; cpu,
+// sim.faithful and opencl pass the cross-vendor tier against it over its
+// 100 steps with the loss falling well below its start; the drifting chip
+// passes precision quick and fails training at its first divergent step; a
+// trace with a planted divergence and a planted step-1 gradient error fails,
+// naming the step and the tensor; results.json follows the schema.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -78,6 +79,7 @@ TEST_F(CertifyTraining, TheShippedTraceRegeneratesBitForBitOnItsDevice) {
   EXPECT_EQ(again.grad_norm, shipped.grad_norm);
   EXPECT_EQ(again.step1_grad_norms, shipped.step1_grad_norms);
   EXPECT_EQ(again.provenance, shipped.provenance);
+  EXPECT_EQ(shipped.provenance, "emulated");
   again.polychip_version = shipped.polychip_version;  // a new release records the same run
   EXPECT_EQ(content_hash_of(again), shipped.content_hash);
 }
@@ -99,6 +101,28 @@ TEST_F(CertifyTraining, CpuSimAndOpenclPassTheCrossVendorTierAgainstTheShippedTr
     EXPECT_LT(c["metrics"]["loss_last"].get<double>(),
               0.5 * c["metrics"]["loss_first"].get<double>());
   }
+}
+
+// The chip FlagGems users met: every op inside the precision suite's quick
+// tolerances, a loss curve that drifts away in training.
+TEST_F(CertifyTraining, TheDriftingChipPassesPrecisionQuickAndFailsTraining) {
+  ASSERT_EQ(run("certify --suite precision --level quick --adapters sim.drift --no-progress "
+                "--out '" +
+                (dir_ / "precision").string() + "'"),
+            0)
+      << log();
+  ASSERT_EQ(run("certify --suite training --adapters sim.drift --no-progress --out '" +
+                (dir_ / "training").string() + "'"),
+            1)
+      << log();
+  const json r = results("training");
+  const json& curve = r["cases"][0];
+  EXPECT_EQ(curve["verdict"], "Fail");
+  EXPECT_EQ(curve["metrics"]["first_divergent_step"], 14) << curve["message"];
+  EXPECT_GT(curve["metrics"]["mean_relative"].get<double>(), 0.02);
+  // Its weight-gradient GEMMs drift: the tied embedding's gradient (the LM
+  // head's dW, K = batch x tokens) is the first tensor out of bounds at step 1.
+  EXPECT_EQ(r["cases"][1]["metrics"]["first_out_of_bounds"], "wte.weight");
 }
 
 TEST_F(CertifyTraining, APlantedDivergenceFailsNamingTheFirstStepAndTheTensor) {
