@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_test_fixture.hpp"
 #include "reference_trace.hpp"
 
 namespace polychip::training {
@@ -26,33 +27,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
-class CertifyTraining : public ::testing::Test {
+class CertifyTraining : public testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("polychip_certify_training_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  int run(const std::string& args) {
-    const std::string cmd = "env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS POCL_CACHE_DIR='" +
-                            (dir_ / "pocl").string() + "' '" + std::string(POLYCHIP_CLI) + "' " +
-                            args + " > '" + (dir_ / "stdout").string() + "' 2> '" +
-                            (dir_ / "stderr").string() + "'";
-    const int status = std::system(cmd.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
+  int exit_code_of(const std::string& args) { return run(args).exit_code; }
   json results(const std::string& sub) {
     const fs::path file = dir_ / sub / "results.json";
     const std::string check =
@@ -63,16 +42,16 @@ class CertifyTraining : public ::testing::Test {
     return json::parse(slurp(file));
   }
   std::string log() { return slurp(dir_ / "stdout") + slurp(dir_ / "stderr"); }
-  fs::path dir_;
 };
 
 TEST_F(CertifyTraining, TheShippedTraceRegeneratesBitForBitOnItsDevice) {
   const ReferenceTrace shipped = read_trace(SHIPPED_TRACE_FILE);
   const fs::path regenerated = dir_ / "regenerated.json";
-  ASSERT_EQ(run("train -a " + shipped.device_type + " --steps " +
-                std::to_string(shipped.loss.size()) + " --out '" + (dir_ / "run").string() +
-                "' --record-reference '" + regenerated.string() + "'"),
-            0)
+  ASSERT_EQ(
+      exit_code_of("train -a " + shipped.device_type + " --steps " +
+                   std::to_string(shipped.loss.size()) + " --out '" + (dir_ / "run").string() +
+                   "' --record-reference '" + regenerated.string() + "'"),
+      0)
       << log();
   ReferenceTrace again = read_trace(regenerated);
   EXPECT_EQ(again.loss, shipped.loss);
@@ -85,10 +64,11 @@ TEST_F(CertifyTraining, TheShippedTraceRegeneratesBitForBitOnItsDevice) {
 }
 
 TEST_F(CertifyTraining, CpuSimAndOpenclPassTheCrossVendorTierAgainstTheShippedTrace) {
-  ASSERT_EQ(run("certify --suite training --adapters cpu,sim.faithful,opencl --no-progress "
-                "--out '" +
-                (dir_ / "pass").string() + "'"),
-            0)
+  ASSERT_EQ(
+      exit_code_of("certify --suite training --adapters cpu,sim.faithful,opencl --no-progress "
+                   "--out '" +
+                   (dir_ / "pass").string() + "'"),
+      0)
       << log();
   const json r = results("pass");
   EXPECT_EQ(r["verdict"], "Pass");
@@ -106,13 +86,14 @@ TEST_F(CertifyTraining, CpuSimAndOpenclPassTheCrossVendorTierAgainstTheShippedTr
 // The chip FlagGems users met: every op inside the precision suite's quick
 // tolerances, a loss curve that drifts away in training.
 TEST_F(CertifyTraining, TheDriftingChipPassesPrecisionQuickAndFailsTraining) {
-  ASSERT_EQ(run("certify --suite precision --level quick --adapters sim.drift --no-progress "
-                "--out '" +
-                (dir_ / "precision").string() + "'"),
-            0)
+  ASSERT_EQ(
+      exit_code_of("certify --suite precision --level quick --adapters sim.drift --no-progress "
+                   "--out '" +
+                   (dir_ / "precision").string() + "'"),
+      0)
       << log();
-  ASSERT_EQ(run("certify --suite training --adapters sim.drift --no-progress --out '" +
-                (dir_ / "training").string() + "'"),
+  ASSERT_EQ(exit_code_of("certify --suite training --adapters sim.drift --no-progress --out '" +
+                         (dir_ / "training").string() + "'"),
             1)
       << log();
   const json r = results("training");
@@ -132,8 +113,8 @@ TEST_F(CertifyTraining, APlantedDivergenceFailsNamingTheFirstStepAndTheTensor) {
   bad.content_hash = content_hash_of(bad);
   const fs::path file = dir_ / "bad.json";
   write_trace(file.string(), bad);
-  ASSERT_EQ(run("certify --suite training --adapters cpu --no-progress --reference '" +
-                file.string() + "' --out '" + (dir_ / "fail").string() + "'"),
+  ASSERT_EQ(exit_code_of("certify --suite training --adapters cpu --no-progress --reference '" +
+                         file.string() + "' --out '" + (dir_ / "fail").string() + "'"),
             1)
       << log();
   const json r = results("fail");
@@ -151,8 +132,8 @@ TEST_F(CertifyTraining, APlantedDivergenceFailsNamingTheFirstStepAndTheTensor) {
   std::string text = slurp(file);
   text.replace(text.find("\"preset\": \"default\""), 19, "\"preset\": \"defaulT\"");
   std::ofstream(file) << text;
-  EXPECT_EQ(run("certify --suite training --adapters cpu --reference '" + file.string() +
-                "' --out '" + (dir_ / "x").string() + "'"),
+  EXPECT_EQ(exit_code_of("certify --suite training --adapters cpu --reference '" + file.string() +
+                         "' --out '" + (dir_ / "x").string() + "'"),
             2);
   EXPECT_NE(log().find("does not match its content"), std::string::npos) << log();
 }

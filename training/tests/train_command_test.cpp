@@ -13,41 +13,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_test_fixture.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using polychip::training::testing::slurp;
 
-class TrainCommand : public ::testing::Test {
+class TrainCommand : public polychip::training::testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("polychip_train_cmd_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  struct Result {
-    int exit_code;
-    std::string out, err;
-  };
-  Result train(const std::string& args) {
-    const std::string cmd =
-        "env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS '" + std::string(POLYCHIP_CLI) + "' train " +
-        args + " > '" + (dir_ / "stdout").string() + "' 2> '" + (dir_ / "stderr").string() + "'";
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "stdout"),
-            slurp(dir_ / "stderr")};
-  }
+  Result train(const std::string& args) { return run("train " + args); }
   nlohmann::json history(const std::string& run) {
     return nlohmann::json::parse(slurp(dir_ / run / "training_state.json"))["history"];
   }
