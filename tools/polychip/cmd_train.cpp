@@ -12,8 +12,10 @@ const bool registered = polychip::cli::register_command(
     "train", "Train the standard GPT-2 workload on a device, writing curves and checkpoints",
     [](CLI::App& sub) {
       auto o = std::make_shared<polychip::training::TrainRunOptions>();
-      sub.add_option("-a,--adapter", o->device,
-                     "device: adapter[:index] or device type (cpu, sim.faithful, opencl)")
+      sub.add_option(
+             "-a,--adapter", o->device,
+             "device: adapter[:index] or device type (cpu, opencl, sim.faithful, sim.nvidia_emu, "
+             "sim.drift, ...: polychip info lists them)")
           ->capture_default_str();
       sub.add_option("-p,--preset", o->preset, "model and batch sizes: tiny | default | gpt2-small")
           ->capture_default_str();
