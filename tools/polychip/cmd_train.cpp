@@ -13,7 +13,8 @@ const bool registered = polychip::cli::register_command(
     [](CLI::App& sub) {
       auto o = std::make_shared<polychip::training::TrainRunOptions>();
       sub.add_option("-a,--adapter", o->device,
-                     "device: adapter[:index] or device type (cpu, sim.faithful, opencl)")
+                     "device: adapter[:index] or device type (cpu, sim.faithful, opencl); "
+                     "data parallel: a comma-separated list, rank r uses entry r % size")
           ->capture_default_str();
       sub.add_option("-p,--preset", o->preset, "model and batch sizes: tiny | default | gpt2-small")
           ->capture_default_str();
@@ -26,6 +27,12 @@ const bool registered = polychip::cli::register_command(
           ->capture_default_str();
       sub.add_option("--lr", o->learning_rate, "learning rate (default: the preset's)");
       sub.add_option("--seed", o->seed, "weights and corpus seed (default: the preset's)");
+      sub.add_option("--np", o->np,
+                     "data parallel: spawn this many local ranks (built-in launcher)");
+      sub.add_option("--dp-weights", o->dp_weights,
+                     "data parallel: check (ranks whose weights differ end the job) | sync (they "
+                     "take rank 0's)")
+          ->capture_default_str();
       return [o] { return polychip::training::run_training(*o, std::cout, std::cerr); };
     });
 
