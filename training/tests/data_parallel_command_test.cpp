@@ -73,10 +73,11 @@ class DataParallelCommand : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   int train(const std::vector<std::string>& args) { return wait_for(start(args), 300); }
-  std::vector<double> losses(const std::string& run) {
+  // Column `column` of the history rows: 1 loss, 2 gradient norm.
+  std::vector<double> curve(const std::string& run, int column = 1) {
     const nlohmann::json state = nlohmann::json::parse(slurp(dir_ / run / "training_state.json"));
     std::vector<double> out;
-    for (const auto& row : state["history"]) out.push_back(row[1].get<double>());
+    for (const auto& row : state["history"]) out.push_back(row[column].get<double>());
     return out;
   }
   fs::path dir_;
@@ -103,10 +104,11 @@ TEST_F(DataParallelCommand, RanksOnCpuSimAndOpenclMatchTheSingleDeviceRun) {
       << slurp(dir_ / "stderr");
   EXPECT_NE(slurp(dir_ / "stdout").find("data parallel over 3 ranks (rank 0 cpu"),
             std::string::npos);
-  const std::vector<double> ref = losses("single"), dp = losses("dp");
+  const std::vector<double> ref = curve("single"), dp = curve("dp");
   ASSERT_EQ(dp.size(), 20u);
   expect_cross_vendor_match(ref, dp);
-  EXPECT_LT(dp.back(), dp.front() - 1.0);  // it trains
+  expect_cross_vendor_match(curve("single", 2), curve("dp", 2));  // the global mean's gradient
+  EXPECT_LT(dp.back(), dp.front() - 1.0);                         // it trains
   EXPECT_TRUE(fs::exists(dir_ / "dp" / "model.safetensors"));
 }
 
@@ -116,7 +118,8 @@ TEST_F(DataParallelCommand, TwoCpuRanksKeepBitwiseIdenticalWeightsAndMatch) {
                    "--out", (dir_ / "dp").string()}),
             0)
       << slurp(dir_ / "stderr");
-  expect_cross_vendor_match(losses("single"), losses("dp"));
+  expect_cross_vendor_match(curve("single"), curve("dp"));
+  expect_cross_vendor_match(curve("single", 2), curve("dp", 2));
 }
 
 TEST_F(DataParallelCommand, BatchTooSmallForTheRanksIsRefusedBeforeStarting) {
