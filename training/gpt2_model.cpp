@@ -33,6 +33,7 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config, int64_t batch_size, int64_t seq_l
       batch_(batch_size),
       seq_(seq_len),
       rows_(batch_size * seq_len),
+      loss_positions_(rows_),
       dtype_(dtype),
       ops_(ops),
       device_(ops.stream().device()) {
@@ -178,7 +179,7 @@ void Gpt2Model::block_forward(int layer, const Tensor& input, const Tensor& outp
 }
 
 void Gpt2Model::backward() {
-  ops_.fill(d_loss_, 1.0 / static_cast<double>(rows_));
+  ops_.fill(d_loss_, 1.0 / static_cast<double>(loss_positions_));
   ops_.cross_entropy_backward(logits_, targets_, d_loss_, d_logits_);
   // Tied embedding: the output projection's gradient first, the input
   // embedding's added at the end.

@@ -46,6 +46,10 @@ class Gpt2Model {
   // Gradients of the mean loss of the last forward() into grads (every
   // element overwritten).
   void backward();
+  // The number of positions backward() divides the loss by (default: this
+  // model's batch * seq). A data-parallel rank sets the global batch's, so
+  // the ranks' gradients sum to the global mean's.
+  void set_loss_positions(int64_t positions) { loss_positions_ = positions; }
 
  private:
   struct BlockActivations {
@@ -67,6 +71,7 @@ class Gpt2Model {
   Gpt2Config config_;
   Gpt2ParamLayout layout_;
   int64_t batch_, seq_, rows_;
+  int64_t loss_positions_;
   DType dtype_;
   HalOps& ops_;
   Device device_;

@@ -1,32 +1,117 @@
 #include "train_run.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "checkpoint.hpp"
+#include "data_parallel.hpp"
+#include "polychip/comm/bootstrap.hpp"
+#include "polychip/comm/communicator.hpp"
+#include "polychip/comm/local_launcher.hpp"
 #include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 #include "reference_trace.hpp"
 
 namespace polychip::training {
+namespace {
 
-int run_training(const TrainRunOptions& options, std::ostream& progress, std::ostream& errors) {
+TrainConfig checked_config(const TrainRunOptions& options) {
+  TrainConfig config = train_preset(options.preset);
+  if (options.learning_rate) config.learning_rate = *options.learning_rate;
+  if (options.seed) config.seed = *options.seed;
+  validate(config);
+  if (options.steps < 1) throw Error(StatusCode::kInvalidArgument, "--steps must be >= 1");
+  if (options.out_dir.empty()) throw Error(StatusCode::kInvalidArgument, "--out is required");
+  if (options.np && *options.np < 1) throw Error(StatusCode::kInvalidArgument, "--np must be >= 1");
+  if (!options.record_reference.empty() &&
+      (options.resume || options.learning_rate || options.seed))
+    throw Error(StatusCode::kInvalidArgument,
+                "--record-reference records the preset's workload from step 1: it cannot be "
+                "combined with --resume, --lr or --seed");
+  return config;
+}
+
+// "cpu,sim.faithful,opencl" -> its entries; rank r uses entry r % size.
+std::vector<std::string> device_specs(const std::string& list) {
+  std::vector<std::string> specs;
+  std::istringstream in(list);
+  for (std::string spec; std::getline(in, spec, ',');) {
+    if (spec.empty()) throw Error(StatusCode::kInvalidArgument, "--adapter: an empty entry");
+    specs.push_back(spec);
+  }
+  if (specs.empty()) throw Error(StatusCode::kInvalidArgument, "--adapter is empty");
+  return specs;
+}
+
+// A reference trace is one device's run (reference_trace.hpp).
+void refuse_reference_recording(const TrainRunOptions& options) {
+  if (!options.record_reference.empty())
+    throw Error(StatusCode::kInvalidArgument,
+                "--record-reference records a single-device run, not a data-parallel one");
+}
+
+// A rank of a data-parallel job: started by --np or by a launcher of
+// several ranks (mpirun, srun, torchrun).
+bool is_launched_rank() {
+  if (std::getenv("POLYCHIP_COMM_LOCAL_CHILD") != nullptr) return true;
+  try {
+    return comm::detect_launch().world > 1;
+  } catch (const Error&) {
+    return false;  // no launcher variables: a single-device run
+  }
+}
+
+// Steps to options.steps; only the lead prints and writes the directory.
+// `step1_grad_norms` (may be null) receives gradient_norms() after step 1.
+void train_steps(Trainer& trainer, const TrainRunOptions& options, bool lead,
+                 std::ostream& progress,
+                 std::vector<std::pair<std::string, double>>* step1_grad_norms = nullptr) {
+  while (trainer.steps_done() < options.steps) {
+    const auto start = std::chrono::steady_clock::now();
+    const StepRecord r = trainer.step();
+    if (r.step == 1 && step1_grad_norms) *step1_grad_norms = gradient_norms(trainer);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!lead) continue;
+    progress << fmt::format("step {:>5}/{}  loss {:.6f}  grad_norm {:.4f}  lr {:.2e}  {:.1f} ms\n",
+                            r.step, options.steps, r.loss, r.grad_norm, r.learning_rate, ms)
+             << std::flush;
+    if (options.checkpoint_every > 0 && r.step % options.checkpoint_every == 0)
+      write_checkpoint(options.out_dir, trainer);
+  }
+  if (!lead) return;
+  write_checkpoint(options.out_dir, trainer);
+  progress << "wrote " << options.out_dir << "\n";
+}
+
+// Exit code 2 when the checkpoint cannot be resumed (message on errors).
+bool restore_if_resuming(Trainer& trainer, const TrainRunOptions& options,
+                         const TrainConfig& config, std::ostream& errors, const std::string& who) {
+  if (!options.resume) return true;
+  try {
+    trainer.restore(read_checkpoint(options.out_dir, config));
+    return true;
+  } catch (const Error& e) {
+    errors << who << "--resume: " << e.message() << "\n";
+    return false;
+  }
+}
+
+int run_single_device(const TrainRunOptions& options, std::ostream& progress,
+                      std::ostream& errors) {
   TrainConfig config;
   Device device;
   try {
-    config = train_preset(options.preset);
-    if (options.learning_rate) config.learning_rate = *options.learning_rate;
-    if (options.seed) config.seed = *options.seed;
-    validate(config);
-    if (options.steps < 1) throw Error(StatusCode::kInvalidArgument, "--steps must be >= 1");
-    if (options.out_dir.empty()) throw Error(StatusCode::kInvalidArgument, "--out is required");
-    if (!options.record_reference.empty() &&
-        (options.resume || options.learning_rate || options.seed))
+    config = checked_config(options);
+    if (device_specs(options.device).size() > 1)
       throw Error(StatusCode::kInvalidArgument,
-                  "--record-reference records the preset's workload from step 1: it cannot be "
-                  "combined with --resume, --lr or --seed");
+                  "--adapter names several devices: give --np or run under a launcher");
     device = Runtime::global().device(options.device);
   } catch (const Error& e) {
     errors << "polychip train: " << e.message() << "\n";
@@ -35,33 +120,13 @@ int run_training(const TrainRunOptions& options, std::ostream& progress, std::os
   Stream stream(device);
   HalOps ops(Runtime::global().dispatcher(), stream);
   Trainer trainer(config, ops);
-  if (options.resume) {
-    try {
-      trainer.restore(read_checkpoint(options.out_dir, config));
-    } catch (const Error& e) {
-      errors << "polychip train: --resume: " << e.message() << "\n";
-      return 2;
-    }
-  }
+  if (!restore_if_resuming(trainer, options, config, errors, "polychip train: ")) return 2;
   progress << fmt::format("training GPT-2 '{}' ({} parameters) on {} ({}), corpus {:016x}\n",
                           options.preset, trainer.model().layout().total(), device.label(),
                           device.device_type(), trainer.corpus_hash());
   std::vector<std::pair<std::string, double>> step1_grad_norms;
-  while (trainer.steps_done() < options.steps) {
-    const auto start = std::chrono::steady_clock::now();
-    const StepRecord r = trainer.step();
-    if (r.step == 1 && !options.record_reference.empty())
-      step1_grad_norms = gradient_norms(trainer);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    progress << fmt::format("step {:>5}/{}  loss {:.6f}  grad_norm {:.4f}  lr {:.2e}  {:.1f} ms\n",
-                            r.step, options.steps, r.loss, r.grad_norm, r.learning_rate, ms)
-             << std::flush;
-    if (options.checkpoint_every > 0 && r.step % options.checkpoint_every == 0)
-      write_checkpoint(options.out_dir, trainer);
-  }
-  write_checkpoint(options.out_dir, trainer);
-  progress << "wrote " << options.out_dir << "\n";
+  train_steps(trainer, options, true, progress,
+              options.record_reference.empty() ? nullptr : &step1_grad_norms);
   if (!options.record_reference.empty()) {
     const ReferenceTrace trace =
         make_trace(trainer, options.preset, device.device_type(), std::move(step1_grad_norms));
@@ -70,6 +135,72 @@ int run_training(const TrainRunOptions& options, std::ostream& progress, std::os
                             trace.provenance, trace.device_type, trace.content_hash);
   }
   return 0;
+}
+
+// One rank: its device is entry rank % size of --adapter.
+int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostream& errors) {
+  const comm::LaunchInfo launch = comm::detect_launch();
+  const std::string who = "polychip train: rank " + std::to_string(launch.rank) + ": ";
+  std::unique_ptr<comm::Communicator> comm;
+  try {
+    const TrainConfig config = checked_config(options);
+    refuse_reference_recording(options);
+    const std::vector<std::string> specs = device_specs(options.device);
+    const Device device = Runtime::global().device(specs[launch.rank % specs.size()]);
+    comm::CommConfig comm_config = comm::CommConfig::from_environment();
+    comm_config.device_type = device.device_type();
+    comm_config.vendor = device.adapter_name();
+    comm = comm::Communicator::from_environment(comm_config);
+    DataParallelRank data_parallel(
+        *comm, config.batch_size,
+        options.dp_weights == "sync" ? WeightPolicy::kSyncFromRank0 : WeightPolicy::kCheck);
+    Stream stream(device);
+    HalOps ops(Runtime::global().dispatcher(), stream);
+    Trainer trainer(config, ops, &data_parallel);
+    if (!restore_if_resuming(trainer, options, config, errors, who)) {
+      comm->abort("rank " + std::to_string(launch.rank) + " could not resume");
+      return 2;
+    }
+    const bool lead = comm->rank() == 0;
+    if (lead) {
+      std::string ranks;
+      for (const comm::RankInfo& r : comm->ranks())
+        ranks += fmt::format("{}rank {} {}", ranks.empty() ? "" : ", ", r.rank, r.device_type);
+      progress << fmt::format(
+          "training GPT-2 '{}' ({} parameters), data parallel over {} ranks ({}), corpus {:016x}\n",
+          options.preset, trainer.model().layout().total(), comm->size(), ranks,
+          trainer.corpus_hash());
+    }
+    train_steps(trainer, options, lead, progress);
+    if (lead && data_parallel.weight_syncs() > 0)
+      progress << fmt::format(
+          "weights taken from rank 0 after {} of {} steps (--dp-weights sync)\n",
+          data_parallel.weight_syncs(), trainer.steps_done());
+  } catch (const Error& e) {
+    errors << (who + e.message() + "\n") << std::flush;  // one write: ranks share stderr
+    if (comm) comm->abort(who + e.message());
+    return e.code() == StatusCode::kInvalidArgument ? 2 : 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_training(const TrainRunOptions& options, std::ostream& progress, std::ostream& errors) {
+  if (is_launched_rank()) return run_rank(options, progress, errors);
+  if (!options.np) return run_single_device(options, progress, errors);
+  try {  // refuse bad options once, before any rank starts
+    uniform_batch_share(checked_config(options).batch_size, 0, *options.np);
+    refuse_reference_recording(options);
+    for (const std::string& spec : device_specs(options.device)) Runtime::global().device(spec);
+  } catch (const Error& e) {
+    errors << "polychip train: " << e.message() << "\n";
+    return 2;
+  }
+  comm::LocalLaunch launch;
+  launch.np = *options.np;
+  launch.argv = comm::own_command_line();
+  return comm::launch_local(launch);
 }
 
 }  // namespace polychip::training

@@ -10,7 +10,9 @@
 namespace polychip::training {
 
 struct TrainRunOptions {
-  std::string device = "cpu";  // "cpu", "sim.faithful", "opencl:0", ...
+  // "cpu", "sim.faithful", "opencl:0", ...; data parallel: a comma-separated
+  // list, rank r uses entry r % size.
+  std::string device = "cpu";
   std::string preset = "default";
   int64_t steps = 100;  // total steps of the run (a resumed run continues to it)
   std::string out_dir;
@@ -21,9 +23,18 @@ struct TrainRunOptions {
   // Also write the run's reference trace (reference_trace.hpp) here; a fresh
   // run of the preset's workload only (no --resume, --lr or --seed).
   std::string record_reference;
+  // Data parallelism (data_parallel.hpp): spawn this many local ranks. Under
+  // a launcher of several ranks (mpirun, srun, torchrun) every process is a
+  // rank without it. Rank 0 prints and writes out_dir.
+  std::optional<int> np;
+  // "check": ranks whose weights differ after a step end the job; "sync":
+  // they take rank 0's (data_parallel.hpp, WeightPolicy).
+  std::string dp_weights = "check";
 };
 
-// Exit code: 0 done, 2 a bad option or device (message on `errors`).
+// Exit code: 0 done, 2 a bad option or device (message on `errors`); a
+// data-parallel rank: 3 when the run failed (a peer died, weights diverged),
+// its message starting with "rank N:"; --np: the first failed rank's code.
 int run_training(const TrainRunOptions& options, std::ostream& progress, std::ostream& errors);
 
 }  // namespace polychip::training

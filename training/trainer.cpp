@@ -1,6 +1,7 @@
 #include "trainer.hpp"
 
 #include "corpus.hpp"
+#include "data_parallel.hpp"
 #include "polychip/error.hpp"
 
 namespace polychip::training {
@@ -21,12 +22,17 @@ void set_f32_tensor(Tensor& t, const std::vector<double>& values) {
   t.copy_from_host(f.data());
 }
 
+int64_t local_batch(const TrainConfig& config, const DataParallelRank* data_parallel) {
+  return data_parallel ? data_parallel->share().rows : config.batch_size;
+}
+
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config, HalOps& ops)
+Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel)
     : config_(validated(config)),
       ops_(ops),
-      model_(config.model, config.batch_size, config.seq_len, DType::kF32, ops),
+      data_parallel_(data_parallel),
+      model_(config.model, local_batch(config, data_parallel), config.seq_len, DType::kF32, ops),
       adam_m_(ops.stream().device(), DType::kF32, {model_.layout().total()}),
       adam_v_(ops.stream().device(), DType::kF32, {model_.layout().total()}),
       grad_norm_(ops.stream().device(), DType::kF32, {1}),
@@ -35,6 +41,12 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops)
   model_.set_params(gpt2_initial_params(model_.layout(), config.model.num_layers, config.seed));
   ops_.fill(adam_m_, 0.0);
   ops_.fill(adam_v_, 0.0);
+  if (data_parallel_) {
+    if (data_parallel_->global_batch() != config.batch_size)
+      throw Error(StatusCode::kInvalidArgument,
+                  "training: the data-parallel global batch differs from the config's");
+    model_.set_loss_positions(config.batch_size * config.seq_len);
+  }
 }
 
 StepRecord Trainer::step() {
@@ -43,16 +55,22 @@ StepRecord Trainer::step() {
   StepRecord record;
   record.step = steps_done() + 1;
   record.learning_rate = config_.learning_rate;
-  const Batch batch = batch_at(corpus_, steps_done(), config_.batch_size, config_.seq_len);
+  Batch batch = batch_at(corpus_, steps_done(), config_.batch_size, config_.seq_len);
+  if (data_parallel_) batch = batch_rows(batch, data_parallel_->share(), config_.seq_len);
   dispatcher.invoke_hook("train.before_forward", device);
   record.loss = model_.forward(batch.tokens, batch.targets);
   model_.backward();
   dispatcher.invoke_hook("train.after_backward", device);
+  if (data_parallel_) {
+    ops_.stream().synchronize();
+    record.loss =
+        data_parallel_->all_reduce_gradients(dispatcher, device, model_.grad_tensor(), record.loss);
+  }
   ops_.l2_norm(model_.grad_tensor(), grad_norm_);
   ops_.stream().synchronize();
   float norm = 0;
   grad_norm_.copy_to_host(&norm);
-  record.grad_norm = norm;
+  record.grad_norm = data_parallel_ ? data_parallel_->agreed_grad_norm(norm) : norm;
   if (config_.grad_clip > 0 && record.grad_norm > config_.grad_clip)
     ops_.scale(model_.grad_tensor(), config_.grad_clip / (record.grad_norm + 1e-6),
                model_.grad_tensor());
@@ -60,6 +78,8 @@ StepRecord Trainer::step() {
   ops_.adamw(model_.param_tensor(), model_.grad_tensor(), adam_m_, adam_v_, config_.learning_rate,
              config_.beta1, config_.beta2, config_.adam_eps, config_.weight_decay, record.step);
   ops_.stream().synchronize();
+  if (data_parallel_)
+    data_parallel_->agree_weights(model_.param_tensor(), adam_m_, adam_v_, record.step);
   history_.push_back(record);
   return record;
 }

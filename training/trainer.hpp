@@ -12,6 +12,8 @@
 
 namespace polychip::training {
 
+class DataParallelRank;  // data_parallel.hpp
+
 struct StepRecord {
   int64_t step = 0;  // 1-based, as AdamW counts
   double loss = 0;
@@ -27,8 +29,11 @@ struct TrainerState {
 
 class Trainer {
  public:
-  // Validates the config, seeds the weights and generates the corpus.
-  Trainer(const TrainConfig& config, HalOps& ops);
+  // Validates the config, seeds the weights and generates the corpus. With
+  // `data_parallel` (which must outlive the trainer) this is one rank: it
+  // computes its share of each global batch of config.batch_size sequences
+  // and combines gradients, norm and weight checks with the other ranks.
+  Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel = nullptr);
 
   StepRecord step();
   int64_t steps_done() const { return static_cast<int64_t>(history_.size()); }
@@ -44,6 +49,7 @@ class Trainer {
  private:
   TrainConfig config_;
   HalOps& ops_;
+  DataParallelRank* data_parallel_;
   Gpt2Model model_;
   Tensor adam_m_, adam_v_, grad_norm_;
   std::vector<int32_t> corpus_;

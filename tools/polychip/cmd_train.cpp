@@ -12,10 +12,10 @@ const bool registered = polychip::cli::register_command(
     "train", "Train the standard GPT-2 workload on a device, writing curves and checkpoints",
     [](CLI::App& sub) {
       auto o = std::make_shared<polychip::training::TrainRunOptions>();
-      sub.add_option(
-             "-a,--adapter", o->device,
-             "device: adapter[:index] or device type (cpu, opencl, sim.faithful, sim.nvidia_emu, "
-             "sim.drift, ...: polychip info lists them)")
+      sub.add_option("-a,--adapter", o->device,
+                     "device: adapter[:index] or device type (cpu, opencl, sim.faithful, "
+                     "sim.nvidia_emu, sim.drift, ...: polychip info lists them); data parallel: a "
+                     "comma-separated list, rank r uses entry r % size")
           ->capture_default_str();
       sub.add_option("-p,--preset", o->preset, "model and batch sizes: tiny | default | gpt2-small")
           ->capture_default_str();
@@ -31,6 +31,12 @@ const bool registered = polychip::cli::register_command(
       sub.add_option("--record-reference", o->record_reference,
                      "also write the run's reference trace (per-step loss and gradient norm, "
                      "step-1 gradients, metadata, content hash) to this JSON file");
+      sub.add_option("--np", o->np,
+                     "data parallel: spawn this many local ranks (built-in launcher)");
+      sub.add_option("--dp-weights", o->dp_weights,
+                     "data parallel: check (ranks whose weights differ end the job) | sync (they "
+                     "take rank 0's)")
+          ->capture_default_str();
       return [o] { return polychip::training::run_training(*o, std::cout, std::cerr); };
     });
 

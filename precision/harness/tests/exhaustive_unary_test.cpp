@@ -21,7 +21,12 @@ namespace polychip::precision {
 namespace {
 
 using test::host_f32;
-int64_t length(const polychip_kernel_args* a) { return a->tensors[0].shape[0]; }
+// Elements of the (contiguous) input, whatever its rank.
+int64_t length(const polychip_kernel_args* a) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < a->tensors[0].rank; ++d) n *= a->tensors[0].shape[d];
+  return n;
+}
 float add_ulps(float v, int32_t ulps) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(v) + static_cast<uint32_t>(ulps));
 }

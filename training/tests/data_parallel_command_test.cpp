@@ -1,0 +1,161 @@
+// `polychip train --np N` end to end: real rank processes over real sockets
+// and shared memory. A run over ranks on cpu, sim.faithful and OpenCL
+// matches the single-device run within the cross-vendor tier; a rank that
+// dies ends the job at once with a message naming it.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class DataParallelCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("polychip_dp_cmd_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  // Starts `polychip train ARGS` with stdout/stderr in files; returns its pid.
+  pid_t start(const std::vector<std::string>& args) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::freopen((dir_ / "stdout").c_str(), "w", stdout);
+      std::freopen((dir_ / "stderr").c_str(), "w", stderr);
+      ::unsetenv("POLYCHIP_PATCHES");
+      ::unsetenv("POLYCHIP_ADAPTERS");
+      std::vector<char*> argv{const_cast<char*>(POLYCHIP_CLI), const_cast<char*>("train")};
+      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(POLYCHIP_CLI, argv.data());
+      std::_Exit(127);
+    }
+    return pid;
+  }
+  // Exit code (128 + N for signal N) of a child, or -1 after timeout_s.
+  static int wait_for(pid_t pid, double timeout_s) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > end) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  int train(const std::vector<std::string>& args) { return wait_for(start(args), 300); }
+  // Column `column` of the history rows: 1 loss, 2 gradient norm.
+  std::vector<double> curve(const std::string& run, int column = 1) {
+    const nlohmann::json state = nlohmann::json::parse(slurp(dir_ / run / "training_state.json"));
+    std::vector<double> out;
+    for (const auto& row : state["history"]) out.push_back(row[column].get<double>());
+    return out;
+  }
+  fs::path dir_;
+};
+
+// The cross-vendor tier: |a - b| <= 1e-3 + 1e-2 |ref| at every step, at
+// most max(1, N / 100) steps outside.
+void expect_cross_vendor_match(const std::vector<double>& ref, const std::vector<double>& run) {
+  ASSERT_EQ(ref.size(), run.size());
+  size_t outside = 0;
+  for (size_t i = 0; i < ref.size(); ++i)
+    if (std::abs(run[i] - ref[i]) > 1e-3 + 1e-2 * std::abs(ref[i])) ++outside;
+  EXPECT_LE(outside, std::max<size_t>(1, ref.size() / 100));
+}
+
+TEST_F(DataParallelCommand, RanksOnCpuSimAndOpenclMatchTheSingleDeviceRun) {
+  const std::string steps = "20";
+  ASSERT_EQ(train({"--preset", "default", "--steps", steps, "--out", (dir_ / "single").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  ASSERT_EQ(train({"--np", "3", "-a", "cpu,sim.faithful,opencl", "--dp-weights", "sync", "--preset",
+                   "default", "--steps", steps, "--out", (dir_ / "dp").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  EXPECT_NE(slurp(dir_ / "stdout").find("data parallel over 3 ranks (rank 0 cpu"),
+            std::string::npos);
+  const std::vector<double> ref = curve("single"), dp = curve("dp");
+  ASSERT_EQ(dp.size(), 20u);
+  expect_cross_vendor_match(ref, dp);
+  expect_cross_vendor_match(curve("single", 2), curve("dp", 2));  // the global mean's gradient
+  EXPECT_LT(dp.back(), dp.front() - 1.0);                         // it trains
+  EXPECT_TRUE(fs::exists(dir_ / "dp" / "model.safetensors"));
+}
+
+TEST_F(DataParallelCommand, TwoCpuRanksKeepBitwiseIdenticalWeightsAndMatch) {
+  ASSERT_EQ(train({"--preset", "tiny", "--steps", "30", "--out", (dir_ / "single").string()}), 0);
+  ASSERT_EQ(train({"--np", "2", "--dp-weights", "check", "--preset", "tiny", "--steps", "30",
+                   "--out", (dir_ / "dp").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  expect_cross_vendor_match(curve("single"), curve("dp"));
+  expect_cross_vendor_match(curve("single", 2), curve("dp", 2));
+}
+
+TEST_F(DataParallelCommand, BatchTooSmallForTheRanksIsRefusedBeforeStarting) {
+  EXPECT_EQ(train({"--np", "3", "--preset", "tiny", "--out", (dir_ / "dp").string()}), 2);
+  EXPECT_NE(slurp(dir_ / "stderr").find("cannot give each of 3 ranks a row"), std::string::npos);
+}
+
+// The rank processes of launcher `pid` whose environment holds RANK=rank.
+pid_t rank_process(pid_t launcher, int rank) {
+  const std::string children = slurp("/proc/" + std::to_string(launcher) + "/task/" +
+                                     std::to_string(launcher) + "/children");
+  std::istringstream in(children);
+  for (pid_t child; in >> child;) {
+    const std::string env = slurp("/proc/" + std::to_string(child) + "/environ");
+    if (env.find(std::string("RANK=") + std::to_string(rank) + '\0') == 0 ||
+        env.find(std::string("\0RANK=", 6) + std::to_string(rank) + '\0') != std::string::npos)
+      return child;
+  }
+  return -1;
+}
+
+TEST_F(DataParallelCommand, ARankKilledMidRunEndsTheJobNamingIt) {
+  const pid_t launcher = start(
+      {"--np", "2", "--preset", "default", "--steps", "100000", "--out", (dir_ / "dp").string()});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (slurp(dir_ / "stdout").find("step     2/") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t victim = rank_process(launcher, 1);
+  ASSERT_GT(victim, 0) << slurp(dir_ / "stderr");
+  ::kill(victim, SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  EXPECT_EQ(wait_for(launcher, 60), 128 + SIGKILL);
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(30));
+  EXPECT_NE(slurp(dir_ / "stderr").find("rank 1 was killed by signal 9"), std::string::npos)
+      << slurp(dir_ / "stderr");
+}
+
+}  // namespace
