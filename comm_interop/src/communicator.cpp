@@ -159,8 +159,12 @@ struct Communicator::Impl {
       topts.setup_cancelled = watch.cancelled();
       try {
         transport = std::make_unique<Transport>(rank, peers, std::move(listener), creds, topts);
-      } catch (const Error&) {
-        const std::string lost = watch.stop();
+      } catch (const Error& e) {
+        // A peer that hung up may have been told by the store that a third
+        // rank left; that rank is the cause to report.
+        const std::string lost = e.code() == StatusCode::kUnavailable
+                                     ? watch.stop_after(std::chrono::seconds(1))
+                                     : watch.stop();
         if (lost.empty()) throw;
         throw_error(StatusCode::kUnavailable, "communicator setup: " + lost);
       }

@@ -268,7 +268,8 @@ LostPeerWatch::LostPeerWatch(const StoreClient& store)
     int rc;
     do rc = ::poll(fds, 2, -1);
     while (rc < 0 && errno == EINTR);
-    if (rc < 0 || fds[1].revents) return;  // stopped: the connection is the caller's again
+    // Stopped with nothing from the store: the connection is the caller's again.
+    if (rc < 0 || (fds[1].revents && !fds[0].revents)) return;
     uint8_t header[5];
     try {
       read_exact(fd_, header, sizeof header, Deadline(kHandshakeSeconds), "rendezvous store");
@@ -301,6 +302,14 @@ std::string LostPeerWatch::stop() {
     thread_.join();
   }
   return reason_;
+}
+
+std::string LostPeerWatch::stop_after(std::chrono::milliseconds grace) {
+  const auto until = std::chrono::steady_clock::now() + grace;
+  while (!cancelled_->load() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return stop();
 }
 
 }  // namespace polychip::comm

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -71,6 +72,8 @@ class LostPeerWatch {
   // Stops watching (the connection is free for requests again). Returns who
   // left, empty when nobody did.
   std::string stop();
+  // Waits up to `grace` for the store's word, then stops.
+  std::string stop_after(std::chrono::milliseconds grace);
   std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
 
  private:

@@ -37,13 +37,17 @@ void handshake_as_connector(int fd, Hello hello, const Credentials& credentials,
   std::vector<uint8_t> response =
       encode_response(connector_proof(credentials.secret, hello_bytes, challenge.nonce));
   write_exact(fd, response.data(), response.size(), deadline, what.c_str());
+  // The peer proved the same secret, so it accepts our proof: a hang-up
+  // here means it failed or gave up on the job, not a refusal.
   uint32_t verdict = 0;
   try {
     read_exact(fd, &verdict, sizeof(verdict), deadline, what.c_str());
   } catch (const Error& e) {
     if (e.code() != StatusCode::kUnavailable) throw;
-    throw_error(StatusCode::kFailedPrecondition,
-                what + ": authentication refused by the peer (POLYCHIP_COMM_SECRET differs?)");
+    throw_error(StatusCode::kUnavailable,
+                what +
+                    ": the peer closed the connection before accepting it (it failed or "
+                    "gave up on the job)");
   }
   if (verdict != kAcceptedMagic) {
     throw_error(StatusCode::kDataCorruption, what + ": malformed handshake verdict");
