@@ -41,11 +41,14 @@ int exit_code_of(int status) {
 int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
   size_t alive = pids.size();
   std::vector<bool> done(pids.size(), false);
-  std::optional<size_t> first_failed;
+  std::optional<size_t> first_failed;  // the cause: named once the job ends
   int first_status = 0;
   bool ended_others = false;
-  bool failed_this_round = false;  // first_failed was set in this round
   auto fail_time = std::chrono::steady_clock::now();
+  auto report = [&](const std::string& tail) {
+    std::fprintf(stderr, "polychip launcher: rank %zu %s%s\n", *first_failed,
+                 describe_exit(first_status).c_str(), tail.c_str());
+  };
   while (alive > 0) {
     bool progressed = false;
     for (size_t i = 0; i < pids.size(); ++i) {
@@ -55,23 +58,16 @@ int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
       done[i] = true;
       --alive;
       progressed = true;
-      // Of failures seen in one round, a death by signal is the cause and
-      // its peers' errors the consequence.
-      const bool replaces_earlier_this_round =
-          first_failed && failed_this_round && !WIFSIGNALED(first_status) && WIFSIGNALED(status);
-      if (exit_code_of(status) != 0 && !ended_others &&
-          (!first_failed || replaces_earlier_this_round)) {
+      if (exit_code_of(status) == 0 || ended_others) continue;
+      // A death by signal is the cause and its peers' errors the consequence,
+      // even when a peer that noticed it is reaped first (a killed process
+      // closes its sockets before it becomes a zombie).
+      if (!first_failed) fail_time = std::chrono::steady_clock::now();
+      if (!first_failed || (WIFSIGNALED(status) && !WIFSIGNALED(first_status))) {
         first_failed = i;
         first_status = status;
-        fail_time = std::chrono::steady_clock::now();
-        failed_this_round = true;
       }
     }
-    if (failed_this_round && WIFSIGNALED(first_status)) {
-      std::fprintf(stderr, "polychip launcher: rank %zu %s\n", *first_failed,
-                   describe_exit(first_status).c_str());
-    }
-    failed_this_round = false;
     if (first_failed && !ended_others && alive > 0 &&
         std::chrono::steady_clock::now() - fail_time >
             std::chrono::duration<double>(grace_seconds)) {
@@ -82,11 +78,11 @@ int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
         ::kill(pids[i], SIGKILL);
         ended += (ended.empty() ? "" : ", ") + std::to_string(i);
       }
-      std::fprintf(stderr, "polychip launcher: rank %zu %s; ending the job (killed rank(s) %s)\n",
-                   *first_failed, describe_exit(first_status).c_str(), ended.c_str());
+      report("; ending the job (killed rank(s) " + ended + ")");
     }
     if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  if (first_failed && !ended_others) report("; the other ranks ended on their own");
   return first_failed ? exit_code_of(first_status) : 0;
 }
 

@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "polychip/error.hpp"
 #include "wire/byte_io.hpp"
@@ -121,7 +123,16 @@ void StoreServer::serve() {
     }
     waiting.clear();
   };
-  while (!stop_ && !deadline.expired() && !(world > 0 && ready_count() >= world)) {
+  // Asked to stop after a rank was lost (rank 0 is failing too), the store
+  // still answers the ranks connected to it for a moment, so each of them
+  // learns which rank was lost rather than only that rank 0 went away.
+  std::optional<Deadline> draining;
+  while (!deadline.expired() && !(world > 0 && ready_count() >= world)) {
+    if (stop_) {
+      if (lost.empty() || clients.empty()) break;
+      if (!draining) draining.emplace(kLostNoticeDrainSeconds);
+      if (draining->expired()) break;
+    }
     tell_waiters_why();
     std::vector<pollfd> fds;
     fds.push_back({listener_.get(), POLLIN, 0});
@@ -130,8 +141,13 @@ void StoreServer::serve() {
     int wait_ms = deadline.remaining_ms(1000);
     if (!refusal.empty() && !notice.expired())
       wait_ms = std::min(wait_ms, notice.remaining_ms(1000));
+    if (draining) wait_ms = std::min(wait_ms, draining->remaining_ms(1000));
     int rc = ::poll(fds.data(), fds.size(), wait_ms);
     if (rc <= 0) continue;
+    if (fds[1].revents & POLLIN) {  // the stop request, seen above: take it once
+      char c;
+      (void)!::read(wake_pipe_[0], &c, 1);
+    }
     if (fds[0].revents & POLLIN) {
       try {
         Fd fd = accept_tcp(listener_.get());
@@ -209,20 +225,32 @@ StoreClient::StoreClient(const std::string& host, uint16_t port, const Credentia
   hello.role = ConnectionRole::kStore;
   hello.rank = rank;
   hello.world = world;
-  handshake_as_connector(fd_.get(), hello, credentials, deadline,
-                         "rendezvous store " + host + ":" + std::to_string(port));
+  try {
+    handshake_as_connector(fd_.get(), hello, credentials, deadline,
+                           "rendezvous store " + host + ":" + std::to_string(port));
+  } catch (const Error& e) {
+    // A store that hangs up mid-handshake is most often rank 0 dying.
+    if (e.code() != StatusCode::kFailedPrecondition && e.code() != StatusCode::kUnavailable) throw;
+    throw Error(e.code(), e.message() + "; or rank 0, which serves the store, " + kStoreServerGone);
+  }
 }
 
 std::vector<uint8_t> StoreClient::request(const StoreRequest& r) {
   std::vector<uint8_t> body = encode_store_request(r);
   uint32_t length = static_cast<uint32_t>(body.size());
-  write_exact(fd_.get(), &length, 4, deadline_, "store request");
-  write_exact(fd_.get(), body.data(), body.size(), deadline_, "store request");
   uint8_t header[5];
   try {
+    write_exact(fd_.get(), &length, 4, deadline_, "store request");
+    write_exact(fd_.get(), body.data(), body.size(), deadline_, "store request");
     read_exact(fd_.get(), header, 5, deadline_, "store response");
   } catch (const Error& e) {
-    throw e.annotate("rendezvous store, waiting for key '" + r.key + "'");
+    const std::string context = "rendezvous store, waiting for key '" + r.key + "'";
+    if (e.code() != StatusCode::kUnavailable) throw e.annotate(context);
+    const std::string notice = unread_peer_lost_notice();
+    if (!notice.empty()) throw Error(StatusCode::kUnavailable, notice);
+    // Only rank 0's store ends a store connection.
+    throw Error(StatusCode::kUnavailable, context + ": rank 0, which serves the store, " +
+                                              kStoreServerGone + " (" + e.message() + ")");
   }
   uint32_t n;
   std::memcpy(&n, header + 1, 4);
@@ -239,6 +267,22 @@ std::vector<uint8_t> StoreClient::request(const StoreRequest& r) {
   if (header[0] == kStorePeerLost)
     throw_error(StatusCode::kUnavailable, std::string(value.begin(), value.end()));
   return value;
+}
+
+std::string StoreClient::unread_peer_lost_notice() {
+  uint8_t header[5];
+  if (::recv(fd_.get(), header, sizeof header, MSG_PEEK | MSG_DONTWAIT) != sizeof header ||
+      header[0] != kStorePeerLost) {
+    return {};
+  }
+  uint32_t n;
+  std::memcpy(&n, header + 1, 4);
+  if (n > kMaxStoreValue) return {};
+  std::string text(sizeof header + n, '\0');
+  if (::recv(fd_.get(), text.data(), text.size(), MSG_DONTWAIT) !=
+      static_cast<ssize_t>(text.size()))
+    return {};
+  return text.substr(sizeof header);
 }
 
 void StoreClient::set(const std::string& key, const std::vector<uint8_t>& value) {
@@ -281,9 +325,10 @@ LostPeerWatch::LostPeerWatch(const StoreClient& store)
       read_exact(fd_, text.data(), n, Deadline(kHandshakeSeconds), "rendezvous store");
       reason_ = text;
     } catch (const Error&) {
-      reason_ =
-          "the rendezvous store closed before the job was set up (rank 0, which serves it, "
-          "exited, failed or was killed)";
+      reason_ = std::string(
+                    "the rendezvous store closed before the job was set up: rank 0, "
+                    "which serves it, ") +
+                kStoreServerGone;
     }
     cancelled_->store(true);
   });

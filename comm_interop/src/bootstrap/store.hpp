@@ -53,11 +53,16 @@ class StoreClient {
 
  private:
   std::vector<uint8_t> request(const StoreRequest& r);
+  // A peer-lost notice the store sent before it closed, if one is waiting
+  // unread (it names the rank whose loss ended rank 0); empty otherwise.
+  std::string unread_peer_lost_notice();
   Fd fd_;
   Deadline deadline_;
 };
 
 inline constexpr const char* kStoreReadyKey = "polychip/ready";
+inline constexpr double kLostNoticeDrainSeconds = 1.0;
+inline constexpr const char* kStoreServerGone = "is gone (it exited, failed or was killed)";
 
 // While a rank builds its connections, watches its store connection: the
 // store tells every rank still setting up when another one left before it

@@ -21,10 +21,10 @@ void handshake_as_connector(int fd, Hello hello, const Credentials& credentials,
     read_exact(fd, challenge_bytes, sizeof(challenge_bytes), deadline, what.c_str());
   } catch (const Error& e) {
     if (e.code() != StatusCode::kUnavailable) throw;
-    throw_error(StatusCode::kFailedPrecondition,
+    throw_error(StatusCode::kUnavailable,
                 what +
-                    ": connection refused before the challenge (another job, or a "
-                    "different wire version?)");
+                    ": the peer closed the connection before its challenge (it failed or gave up "
+                    "on the job, or it belongs to another job or speaks another wire version)");
   }
   Challenge challenge = parse_challenge(challenge_bytes);
   Digest expected = acceptor_proof(credentials.secret, hello_bytes, challenge.nonce);
