@@ -16,6 +16,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "algorithms/plan.hpp"
 #include "algorithms/reduce_kernels.hpp"
 #include "polychip/comm/bootstrap.hpp"
@@ -27,6 +31,7 @@
 #include "polychip/runtime.hpp"
 #include "security/handshake.hpp"
 #include "security/hmac_sha256.hpp"
+#include "transport/hang_report.hpp"
 #include "transport/shm/shm_ring.hpp"
 #include "wire/crc32c.hpp"
 #include "wire/wire.hpp"
@@ -554,12 +559,25 @@ TEST(Communicator, RanksThatCallDifferentCollectivesFailAtOnceNamingBothCalls) {
 
 // Rank 2 never enters the second all_reduce: ranks 0 and 1 time out (1 s)
 // saying which rank is missing and that it never entered, with their call.
+// The JSON lines ("polychip_comm_hang") the ranks printed, by rank.
+std::map<int, nlohmann::json> hang_lines(const std::string& captured) {
+  std::map<int, nlohmann::json> lines;
+  std::istringstream in(captured);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("{\"polychip_comm_hang\"", 0) != 0) continue;
+    nlohmann::json j = nlohmann::json::parse(line)["polychip_comm_hang"];
+    lines[j["rank"].get<int>()] = j;
+  }
+  return lines;
+}
+
 TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
   CommConfig config;
   config.timeout_seconds = 1;
   UniqueId id = Communicator::create_unique_id(config);
   std::string errors[3];
   std::vector<std::thread> threads;
+  testing::internal::CaptureStderr();
   for (int r = 0; r < 3; ++r) {
     threads.emplace_back([&, r] {
       Communicator comm(id, r, 3, config);
@@ -577,6 +595,7 @@ TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
     });
   }
   for (auto& t : threads) t.join();
+  auto lines = hang_lines(testing::internal::GetCapturedStderr());
   for (int r = 0; r < 2; ++r) {
     EXPECT_NE(errors[r].find("all_reduce #1: timed out"), std::string::npos) << errors[r];
     EXPECT_NE(errors[r].find("from rank 2 ("), std::string::npos) << errors[r];
@@ -584,7 +603,143 @@ TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
                              "here was of collective #0)"),
               std::string::npos)
         << "rank " << r << ": " << errors[r];
+    // The job-wide view, its own or (aborted by it) the other rank's: rank 2
+    // answered nothing, the other rank waits in the same call.
+    EXPECT_NE(errors[r].find("job-wide view (every rank asked on the timeout): missing-enter: "
+                             "rank(s) 2 never entered this call; rank "),
+              std::string::npos)
+        << "rank " << r << ": " << errors[r];
+    EXPECT_NE(errors[r].find(" waits in the same call; rank 2 gave no answer within 1 s"),
+              std::string::npos)
+        << "rank " << r << ": " << errors[r];
   }
+  ASSERT_FALSE(lines.empty()) << "no JSON line";
+  for (auto& [r, line] : lines) {
+    EXPECT_EQ(line["class"], "missing-enter");
+    EXPECT_EQ(line["ranks"][2]["state"], "no-answer");
+    EXPECT_EQ(line["ranks"][1 - r]["state"], "in-call");
+    EXPECT_EQ(line["waiting_in"], "collective #1 all_reduce(f32, count 16, op sum)");
+  }
+}
+
+// Rank 2 waits in a recv that rank 0 never serves while ranks 0 and 1 are in
+// an all_reduce: it answers from its recv, so the view says where it is.
+TEST(Communicator, ATimeoutSaysWhereAMissingRankWaitsInstead) {
+  CommConfig config;
+  config.timeout_seconds = 1;
+  UniqueId id = Communicator::create_unique_id(config);
+  std::string errors[3];
+  std::vector<std::thread> threads;
+  testing::internal::CaptureStderr();
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      Communicator comm(id, r, 3, config);
+      std::vector<float> in(16, 1.0f), out(16);
+      try {
+        if (r == 2) {
+          comm.recv(BufferRef(out.data()), 16, DType::kF32, 0);
+        } else {
+          comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+        }
+      } catch (const Error& e) {
+        errors[r] = e.message();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto lines = hang_lines(testing::internal::GetCapturedStderr());
+  // Whoever timed out first (the recv or the all_reduce side) says where
+  // the others wait; the rest are aborted with its words.
+  ASSERT_FALSE(lines.empty()) << errors[0] << "\n" << errors[2];
+  for (auto& [r, line] : lines) {
+    EXPECT_EQ(line["class"], "missing-enter") << line.dump();
+    const int other = r == 2 ? 0 : 2;
+    EXPECT_EQ(line["ranks"][other]["state"], "elsewhere") << line.dump();
+    EXPECT_EQ(line["ranks"][other]["waiting_in"],
+              r == 2 ? "collective #0 all_reduce(f32, count 16, op sum)" : "send/recv")
+        << line.dump();
+  }
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(errors[r].find("rank 2 waits in send/recv") != std::string::npos ||
+                errors[r].find("rank 0 waits in collective #0 all_reduce") != std::string::npos)
+        << "rank " << r << ": " << errors[r];
+  }
+}
+
+// Both ranks recv from each other first (a deadlock in the user's order):
+// each asks the other, both wait in send/recv — all-stuck, nobody missing.
+TEST(Communicator, ADeadlockInWhichEveryRankWaitsIsAllStuck) {
+  CommConfig config;
+  config.timeout_seconds = 1;
+  UniqueId id = Communicator::create_unique_id(config);
+  std::string errors[2];
+  std::vector<std::thread> threads;
+  testing::internal::CaptureStderr();
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      Communicator comm(id, r, 2, config);
+      std::vector<float> buffer(16);
+      try {
+        comm.recv(BufferRef(buffer.data()), 16, DType::kF32, 1 - r);
+      } catch (const Error& e) {
+        errors[r] = e.message();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto lines = hang_lines(testing::internal::GetCapturedStderr());
+  ASSERT_FALSE(lines.empty()) << errors[0] << "\n" << errors[1];
+  for (auto& [r, line] : lines) {
+    EXPECT_EQ(line["class"], "all-stuck") << line.dump();
+    EXPECT_NE(errors[r].find("all-stuck: every rank waits in this very call"), std::string::npos)
+        << errors[r];
+  }
+}
+
+TEST(HangView, ClassesFollowWhereEveryRankWaits) {
+  CallSignature sum16{1, 2, 0, -1, 16}, sum32{1, 2, 0, -1, 32};
+  auto in_collective = [](uint64_t seq, CallSignature call) {
+    WaitState w;
+    w.answered = true;
+    w.seq = seq;
+    w.call = call;
+    return w;
+  };
+  WaitState silent;
+  const WaitState mine = in_collective(3, sum16);
+  EXPECT_EQ(classify_hang(0, {mine, in_collective(3, sum16)}, 1).hang_class, "all-stuck");
+  EXPECT_EQ(classify_hang(0, {mine, silent}, 1).hang_class, "missing-enter");
+  EXPECT_EQ(classify_hang(0, {mine, in_collective(2, sum16)}, 1).hang_class, "missing-enter");
+  EXPECT_EQ(classify_hang(0, {mine, in_collective(4, sum16)}, 1).hang_class, "missing-exit");
+  // A mismatch names the other call, and outranks the other classes.
+  HangView v = classify_hang(0, {mine, in_collective(3, sum32), silent}, 1);
+  EXPECT_EQ(v.hang_class, "signature-mismatch");
+  EXPECT_NE(v.text.find("count 32"), std::string::npos) << v.text;
+  EXPECT_EQ(nlohmann::json::parse(v.json)["polychip_comm_hang"]["ranks"][2]["state"], "no-answer");
+}
+
+TEST(Wire, StatusFramesSayWhereTheSenderWaitsAndNothingMore) {
+  FrameHeader h;
+  h.kind = FrameKind::kStatus;
+  h.step = static_cast<uint32_t>(WaitingIn::kCollective);
+  h.seq = 7;
+  h.call = {1, 2, 0, -1, 16};
+  uint8_t bytes[kFrameHeaderSize];
+  encode_frame_header(h, bytes);
+  EXPECT_EQ(parse_frame_header(bytes, 0).call, h.call);
+  h.step = static_cast<uint32_t>(WaitingIn::kPointToPoint);  // send/recv has no call
+  encode_frame_header(h, bytes);
+  EXPECT_THROW(parse_frame_header(bytes, 0), Error);
+  h.call = {};
+  encode_frame_header(h, bytes);
+  EXPECT_EQ(parse_frame_header(bytes, 0).kind, FrameKind::kStatus);
+  h.payload_bytes = 4;
+  encode_frame_header(h, bytes);
+  EXPECT_THROW(parse_frame_header(bytes, 0), Error);
+  h.payload_bytes = 0;
+  h.step = 9;
+  encode_frame_header(h, bytes);
+  EXPECT_THROW(parse_frame_header(bytes, 0), Error);
 }
 
 TEST(Communicator, ThreadRanksRunEveryCollectiveExactly) {

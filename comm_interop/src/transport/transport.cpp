@@ -6,8 +6,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -28,6 +31,8 @@ constexpr double kHandshakeSeconds = 5.0;
 // another core usually answers well within it, and a sleep costs a doorbell
 // (a TCP send and a wake-up, tens of microseconds).
 constexpr int kSpinMicros = 50;
+// How long a rank that timed out waits for its peers to say where they wait.
+constexpr double kAskPeersSeconds = 1.0;
 
 }  // namespace
 
@@ -453,6 +458,15 @@ void Transport::handle_writable(Connection& c) {
 bool Transport::start_frame(Connection& c) {
   const FrameHeader& f = c.frame;
   if (f.kind == FrameKind::kDoorbell) return true;  // the loop looks at the rings anyway
+  if (f.kind == FrameKind::kStatus) {               // a peer timed out and asks where we wait
+    WaitState& w = peer_waits_[c.peer];
+    w.answered = true;
+    w.in = static_cast<WaitingIn>(f.step);
+    w.seq = f.seq;
+    w.call = f.call;
+    if (!status_sent_[c.peer]) send_status(c.peer);
+    return true;
+  }
   if (f.kind == FrameKind::kAbort) {
     c.reading_abort = true;
     c.abort_text.clear();
@@ -461,7 +475,8 @@ bool Transport::start_frame(Connection& c) {
   }
   if (f.kind == FrameKind::kCollective)
     newest_collective_seen_[c.peer] = std::max(newest_collective_seen_[c.peer], f.seq + 1);
-  if (f.kind == FrameKind::kCollective && f.seq == plan_->seq() && !(f.call == plan_->call())) {
+  if (f.kind == FrameKind::kCollective && plan_->kind() == FrameKind::kCollective &&
+      f.seq == plan_->seq() && !(f.call == plan_->call())) {
     fail_on(c, StatusCode::kFailedPrecondition,
             "collective #" + std::to_string(f.seq) + ": rank " + std::to_string(c.peer) +
                 " called " + describe_call(f.call) + " while rank " + std::to_string(rank_) +
@@ -638,6 +653,52 @@ std::string Transport::pending_summary() const {
   return s;
 }
 
+WaitState Transport::own_wait_state() const {
+  WaitState w;
+  w.answered = true;
+  if (plan_->kind() == FrameKind::kCollective) {
+    w.seq = plan_->seq();
+    w.call = plan_->call();
+  } else {
+    w.in = WaitingIn::kPointToPoint;
+  }
+  return w;
+}
+
+void Transport::send_status(int peer) {
+  status_sent_[peer] = true;
+  for (const auto& c : connections_[peer]) {
+    if (c->closed || !c->fd.valid() || c->send_task >= 0) continue;
+    const WaitState w = own_wait_state();
+    FrameHeader h;
+    h.kind = FrameKind::kStatus;
+    h.step = static_cast<uint32_t>(w.in);
+    h.seq = w.seq;
+    h.call = w.call;
+    h.source_rank = static_cast<uint32_t>(rank_);
+    uint8_t header[kFrameHeaderSize];
+    encode_frame_header(h, header);
+    c->control_out.append(reinterpret_cast<const char*>(header), kFrameHeaderSize);
+    flush_control(*c);
+    return;
+  }
+}
+
+bool Transport::hang_view_ready() {
+  if (!asking_peers_) {
+    asking_peers_ = true;
+    for (int p = 0; p < world(); ++p) {
+      if (p != rank_ && !status_sent_[p]) send_status(p);
+    }
+    deadline_ = Deadline(std::min(kAskPeersSeconds, options_.timeout_seconds));
+  }
+  if (deadline_.expired()) return true;
+  for (int p = 0; p < world(); ++p) {
+    if (p != rank_ && !peer_waits_[p].answered) return false;
+  }
+  return true;
+}
+
 void Transport::shut_down_connections(const std::string* abort_reason) {
   for (Connection* c : all_connections_) {
     if (!c->fd.valid()) continue;
@@ -686,6 +747,9 @@ void Transport::run(Plan& plan) {
   std::vector<Task>& tasks = plan.tasks();
   remaining_ = tasks.size();
   receives_.clear();
+  peer_waits_.assign(world(), WaitState{});
+  status_sent_.assign(world(), false);
+  asking_peers_ = false;
   deadline_ = Deadline(options_.timeout_seconds);
   try {
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -757,11 +821,16 @@ void Transport::run(Plan& plan) {
             handle_writable(*polled[i - 1]);
         }
       }
-      if (remaining_ > 0 && deadline_.expired()) {
+      if (remaining_ > 0 && (asking_peers_ || deadline_.expired()) && hang_view_ready()) {
+        std::vector<WaitState> waits = peer_waits_;
+        waits[rank_] = own_wait_state();
+        const HangView view =
+            classify_hang(rank_, waits, std::min(kAskPeersSeconds, options_.timeout_seconds));
+        std::fprintf(stderr, "%s\n", view.json.c_str());
         throw_error(StatusCode::kDeadlineExceeded,
                     std::string(plan.name()) + " #" + std::to_string(plan.seq()) +
-                        ": timed out after " + std::to_string(options_.timeout_seconds) +
-                        " s (POLYCHIP_COMM_TIMEOUT)" + pending_summary());
+                        ": timed out after " + fmt::format("{:g}", options_.timeout_seconds) +
+                        " s (POLYCHIP_COMM_TIMEOUT)" + pending_summary() + view.text);
       }
     }
   } catch (const Error& e) {

@@ -19,6 +19,7 @@
 #include "algorithms/plan.hpp"
 #include "polychip/error.hpp"
 #include "security/handshake.hpp"
+#include "transport/hang_report.hpp"
 #include "transport/tcp/socket.hpp"
 
 namespace polychip::comm {
@@ -106,6 +107,14 @@ class Transport {
   [[noreturn]] void fail_lost_peer(Connection& c, const std::string& why);
   void shut_down_connections(const std::string* abort_reason);
   std::string pending_summary() const;
+  // Where this rank waits, for a status frame and the hang view.
+  WaitState own_wait_state() const;
+  // Queues a status frame to `peer` on a TCP connection free between
+  // frames; a peer whose connections are all mid-frame is not asked.
+  void send_status(int peer);
+  // On the deadline: asks every peer where it waits, once; true when the
+  // answers are in or the asking time is over (then the error is thrown).
+  bool hang_view_ready();
 
   int rank_;
   std::vector<PeerInfo> peers_;
@@ -128,6 +137,10 @@ class Transport {
   Deadline deadline_{0};
   size_t remaining_ = 0;
   std::unordered_map<Key, int, KeyHash> receives_;
+  // The timeout's job-wide view: peers' answers and whom this rank told.
+  std::vector<WaitState> peer_waits_;
+  std::vector<bool> status_sent_;
+  bool asking_peers_ = false;
 
   std::mutex abort_mutex_;
   std::atomic<bool> abort_requested_{false};

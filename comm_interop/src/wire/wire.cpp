@@ -74,7 +74,7 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
   if (computed_crc != stored_crc) corrupt("frame header: header CRC32C mismatch");
   FrameHeader h;
   uint8_t kind = r.u8("kind");
-  if (kind < 1 || kind > 4) corrupt("frame header: unknown kind " + std::to_string(kind));
+  if (kind < 1 || kind > 5) corrupt("frame header: unknown kind " + std::to_string(kind));
   h.kind = static_cast<FrameKind>(kind);
   h.flags = r.u16("flags");
   if ((h.flags & ~uint16_t{kFlagPayloadCrc}) != 0) {
@@ -94,7 +94,9 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
   h.call.count = r.u64("call count");
   if (reserved_byte != 0 || r.u32("reserved") != 0)
     corrupt("frame header: reserved field is not zero");
-  if ((h.kind == FrameKind::kCollective) != (h.call.collective != 0) ||
+  const bool status_from_collective =
+      h.kind == FrameKind::kStatus && h.step == uint32_t(WaitingIn::kCollective);
+  if ((h.kind == FrameKind::kCollective || status_from_collective) != (h.call.collective != 0) ||
       h.call.collective > kCollectiveKinds || h.call.op >= kReduceOps)
     corrupt("frame header: call signature " + std::to_string(h.call.collective) + "/" +
             std::to_string(h.call.op) + " does not fit a frame of kind " +
@@ -108,6 +110,11 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
   }
   if (h.kind == FrameKind::kDoorbell && h.payload_bytes != 0) {
     corrupt("frame header: a doorbell carries no payload");
+  }
+  if (h.kind == FrameKind::kStatus && (h.payload_bytes != 0 || h.chunk != 0 ||
+                                       (h.step != uint32_t(WaitingIn::kCollective) &&
+                                        h.step != uint32_t(WaitingIn::kPointToPoint)))) {
+    corrupt("frame header: a status frame carries no payload, and says where its sender waits");
   }
   if (h.source_rank != expected_source) {
     corrupt("frame header: claims to come from rank " + std::to_string(h.source_rank) +

@@ -28,7 +28,10 @@ enum class FrameKind : uint8_t {
   kPointToPoint = 2,  // seq = per-(sender, receiver) message number
   kAbort = 3,         // payload = UTF-8 reason; the sender is giving up
   kDoorbell = 4,      // no payload: new bytes or free space in a shared-memory ring
+  kStatus = 5,        // no payload: where the sender waits (a timeout's job-wide view)
 };
+// The `step` of a status frame: what the sender is waiting in.
+enum class WaitingIn : uint32_t { kCollective = 1, kPointToPoint = 2 };
 
 enum FrameFlags : uint16_t { kFlagPayloadCrc = 1 };
 
@@ -56,7 +59,7 @@ struct FrameHeader {
   uint64_t payload_bytes = 0;
   uint32_t payload_crc = 0;
   uint32_t source_rank = 0;
-  CallSignature call;  // collective frames only
+  CallSignature call;  // collective frames, and status frames sent from a collective
 };
 inline constexpr size_t kFrameHeaderSize = 64;
 
