@@ -1,12 +1,13 @@
 """polychip: a hardware abstraction layer for AI chips, from Python.
 
 The compiled part (polychip._polychip) holds the runtime: adapters, devices,
-tensors and the operator contract; polychip.patching is pure Python.
+tensors, the operator contract and the collectives (Communicator); polychip.patching is pure Python.
 See docs/python.md.
 """
 
 from ._polychip import (  # noqa: F401 (re-exported)
     Adapter,
+    Communicator,
     Device,
     Error,
     Event,
@@ -25,6 +26,7 @@ from . import patching  # noqa: F401 (pure Python, polychip.patching)
 
 __all__ = [
     "Adapter",
+    "Communicator",
     "Device",
     "Error",
     "Event",

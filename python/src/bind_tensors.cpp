@@ -40,15 +40,6 @@ const NumpyType* numpy_type(DType dtype) {
   return nullptr;  // bf16, f8
 }
 
-DType dtype_of_array(const py::array& array) {
-  const py::dtype dt = array.dtype();
-  for (const auto& t : kNumpyTypes)
-    if (t.kind == dt.kind() && t.itemsize == dt.itemsize()) return t.dtype;
-  throw_error(StatusCode::kInvalidArgument,
-              "NumPy dtype " + py::repr(dt).cast<std::string>() +
-                  " has no polychip dtype (float64/32/16, int8/32/64, uint8, bool)");
-}
-
 Device resolve_device(const py::object& device) {
   if (device.is_none()) return Runtime::global().device("cpu");
   if (py::isinstance<py::str>(device)) return Runtime::global().device(device.cast<std::string>());
@@ -132,6 +123,15 @@ py::dict array_interface(const Tensor& tensor) {
 }
 
 }  // namespace
+
+DType dtype_of_array(const py::array& array) {
+  const py::dtype dt = array.dtype();
+  for (const auto& t : kNumpyTypes)
+    if (t.kind == dt.kind() && t.itemsize == dt.itemsize()) return t.dtype;
+  throw_error(StatusCode::kInvalidArgument,
+              "NumPy dtype " + py::repr(dt).cast<std::string>() +
+                  " has no polychip dtype (float64/32/16, int8/32/64, uint8, bool)");
+}
 
 void* host_visible_pointer(const Tensor& tensor) {
   if (!tensor.device().properties().has(POLYCHIP_CAP_HOST_VISIBLE_MEMORY))

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_polychip, m) {
   polychip::python::bind_dlpack(m);
   polychip::python::bind_streams(m);
   polychip::python::bind_ops(m);
+  polychip::python::bind_comm(m);
 }
