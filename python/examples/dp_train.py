@@ -37,7 +37,8 @@ for step in range(STEPS):
     loss = np.array([float(np.mean(residual.numpy() ** 2))], dtype=np.float64)
     comm.all_reduce(loss, op="avg")
     if step in (0, STEPS - 1):
-        print("rank %d (%s) step %2d loss %.6f" % (comm.rank, device.device_type, step, loss[0]))
+        print("rank %d (%s) step %2d loss %.6f" % (comm.rank, device.device_type, step, loss[0]),
+              flush=True)
 
 print("rank %d weights sha256 %s" % (comm.rank, hashlib.sha256(w.tobytes()).hexdigest()[:16]),
       flush=True)

@@ -20,6 +20,7 @@ void bind_streams(pybind11::module_& m);  // before bind_ops: call() takes a str
 void bind_ops(pybind11::module_& m);
 void bind_dlpack(pybind11::module_& m);  // after bind_tensors: adds to polychip.Tensor
 void bind_comm(pybind11::module_& m);    // after bind_tensors: takes polychip.Tensor
+void bind_adaptation(pybind11::module_& m);
 
 // The polychip dtype of a NumPy array's dtype; INVALID_ARGUMENT when none.
 DType dtype_of_array(const pybind11::array& array);

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_polychip, m) {
   polychip::python::bind_streams(m);
   polychip::python::bind_ops(m);
   polychip::python::bind_comm(m);
+  polychip::python::bind_adaptation(m);
 }
