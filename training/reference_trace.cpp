@@ -41,6 +41,14 @@ nlohmann::json content_json(const ReferenceTrace& t) {
           {"step1_grad_norms", grads}};
 }
 
+double l2_norm(const std::vector<double>& flat, const ParamInfo& p) {
+  double sum = 0;
+  for (int64_t i = 0; i < p.numel(); ++i) sum += flat[p.offset + i] * flat[p.offset + i];
+  return std::sqrt(sum);
+}
+
+}  // namespace
+
 std::string sha256_hex(const std::string& text) {
   unsigned char digest[32];
   unsigned int length = 0;
@@ -50,14 +58,6 @@ std::string sha256_hex(const std::string& text) {
   for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
   return hex;
 }
-
-double l2_norm(const std::vector<double>& flat, const ParamInfo& p) {
-  double sum = 0;
-  for (int64_t i = 0; i < p.numel(); ++i) sum += flat[p.offset + i] * flat[p.offset + i];
-  return std::sqrt(sum);
-}
-
-}  // namespace
 
 std::string content_hash_of(const ReferenceTrace& t) {
   return "sha256:" + sha256_hex(content_json(t).dump());

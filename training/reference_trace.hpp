@@ -53,6 +53,9 @@ ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
 ReferenceTrace record_trace(Trainer& trainer, const std::string& preset, int64_t steps,
                             const std::string& device_type);
 
+// The SHA-256 of `text`, in lower-case hex (for content hashes).
+std::string sha256_hex(const std::string& text);
+
 // "sha256:<hex>" of the trace's content (everything but content_hash).
 std::string content_hash_of(const ReferenceTrace& trace);
 
