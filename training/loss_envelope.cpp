@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -54,25 +52,20 @@ nlohmann::json content_json(const LossEnvelope& e) {
   nlohmann::json members = nlohmann::json::array();
   for (const EnvelopeMember& m : e.members)
     members.push_back({{"init_seed", m.init_seed}, {"loss", m.loss}});
-  return {{"schema", kLossEnvelopeSchema},
-          {"preset", e.preset},
-          {"workload", e.workload},
-          {"precision", e.precision},
-          {"device_type", e.device_type},
-          {"provenance", e.provenance},
-          {"polychip_version", e.polychip_version},
-          {"members", members},
-          {"loss_min", e.loss_min},
-          {"loss_max", e.loss_max},
-          {"loss_mean", e.loss_mean},
-          {"loss_std", e.loss_std}};
+  nlohmann::json j = origin_json(kLossEnvelopeSchema, e);
+  j.update({{"members", members},
+            {"loss_min", e.loss_min},
+            {"loss_max", e.loss_max},
+            {"loss_mean", e.loss_mean},
+            {"loss_std", e.loss_std}});
+  return j;
 }
 
 std::string content_hash_of(const LossEnvelope& e) {
   return "sha256:" + sha256_hex(content_json(e).dump());
 }
 
-// Throws `Kind` (a callable taking the message) when the members cannot make one envelope.
+// Calls `fail` (which throws) with the reason when the members cannot make one envelope.
 template <typename Fail>
 void check_members(const std::vector<EnvelopeMember>& members, Fail fail) {
   if (members.size() < 2)
@@ -132,14 +125,7 @@ nlohmann::json envelope_json(const LossEnvelope& envelope) {
 LossEnvelope parse_envelope(const nlohmann::json& j) {
   LossEnvelope e;
   try {
-    if (j.at("schema") != kLossEnvelopeSchema)
-      corrupt("schema '" + j.at("schema").dump() + "', expected " + kLossEnvelopeSchema);
-    e.preset = j.at("preset").get<std::string>();
-    e.workload = j.at("workload");
-    e.precision = j.at("precision").get<std::string>();
-    e.device_type = j.at("device_type").get<std::string>();
-    e.provenance = j.at("provenance").get<std::string>();
-    e.polychip_version = j.at("polychip_version").get<std::string>();
+    read_origin(j, kLossEnvelopeSchema, "loss envelope", e);
     for (const auto& m : j.at("members"))
       e.members.push_back(
           {m.at("init_seed").get<uint64_t>(), m.at("loss").get<std::vector<double>>()});
@@ -152,10 +138,7 @@ LossEnvelope parse_envelope(const nlohmann::json& j) {
     corrupt(std::string("malformed: ") + ex.what());
   }
   check_members(e.members, [](const std::string& m) -> void { corrupt(m); });
-  const std::string actual = content_hash_of(e);
-  if (actual != e.content_hash)
-    corrupt("content hash " + e.content_hash + " does not match its content (" + actual +
-            "): the file was changed after it was recorded");
+  check_content_hash("loss envelope", e.content_hash, content_hash_of(e));
   LossEnvelope recomputed = e;
   compute_statistics(recomputed);
   if (recomputed.loss_min != e.loss_min || recomputed.loss_max != e.loss_max ||
@@ -169,17 +152,7 @@ void write_envelope(const std::string& path, const LossEnvelope& envelope) {
 }
 
 LossEnvelope read_envelope(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(StatusCode::kNotFound, "loss envelope: cannot open " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& ex) {
-    corrupt(path + " is not JSON: " + ex.what());
-  }
-  return parse_envelope(j);
+  return parse_envelope(read_json_file(path, "loss envelope"));
 }
 
 }  // namespace polychip::training

@@ -3,13 +3,10 @@
 // (justified_rtol, alignment.hpp). Recording K runs takes K times a trace's
 // time, so members are recorded by separate processes and combined:
 //
-//   loss_envelope_tool member DEVICE PRESET STEPS INIT_SEED OUT.json
-//   loss_envelope_tool combine OUT.json MEMBER.json...
-//   loss_envelope_tool justify ENVELOPE.json
-#include <cstdlib>
-#include <fstream>
+//   training_loss_envelope_tool member DEVICE PRESET STEPS INIT_SEED OUT.json
+//   training_loss_envelope_tool combine OUT.json MEMBER.json...
+//   training_loss_envelope_tool justify ENVELOPE.json
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,15 +18,10 @@
 #include "loss_envelope.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
+#include "reference_trace.hpp"
 
 namespace polychip::training {
 namespace {
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(StatusCode::kNotFound, "cannot open " + path);
-  return nlohmann::json::parse(in);
-}
 
 void print_justification(const LossEnvelope& e) {
   const ToleranceJustification j = justified_rtol(e);
@@ -54,7 +46,7 @@ int run(const std::vector<std::string>& args) {
     std::vector<EnvelopeMember> members;
     nlohmann::json first;
     for (size_t i = 2; i < args.size(); ++i) {
-      const nlohmann::json m = read_json(args[i]);
+      const nlohmann::json m = read_json_file(args[i], "envelope member");
       if (i == 2) first = m;
       if (m.at("preset") != first.at("preset") || m.at("device_type") != first.at("device_type"))
         throw Error(StatusCode::kInvalidArgument, args[i] + ": another preset or device type");
@@ -71,9 +63,9 @@ int run(const std::vector<std::string>& args) {
     print_justification(read_envelope(args[1]));
     return 0;
   }
-  std::cerr << "usage: loss_envelope_tool member DEVICE PRESET STEPS INIT_SEED OUT.json\n"
-               "       loss_envelope_tool combine OUT.json MEMBER.json...\n"
-               "       loss_envelope_tool justify ENVELOPE.json\n";
+  std::cerr << "usage: training_loss_envelope_tool member DEVICE PRESET STEPS INIT_SEED OUT.json\n"
+               "       training_loss_envelope_tool combine OUT.json MEMBER.json...\n"
+               "       training_loss_envelope_tool justify ENVELOPE.json\n";
   return 2;
 }
 
@@ -84,7 +76,7 @@ int main(int argc, char** argv) {
   try {
     return polychip::training::run(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const std::exception& e) {
-    std::cerr << "loss_envelope_tool: " << e.what() << "\n";
+    std::cerr << "training_loss_envelope_tool: " << e.what() << "\n";
     return 1;
   }
 }
