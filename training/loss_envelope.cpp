@@ -81,13 +81,14 @@ void check_members(const std::vector<EnvelopeMember>& members, Fail fail) {
 
 }  // namespace
 
-EnvelopeMember record_envelope_member(const std::string& device_spec, const std::string& preset,
-                                      int64_t steps, uint64_t init_seed) {
+EnvelopeMember record_envelope_member(Runtime& runtime, const std::string& device_spec,
+                                      const std::string& preset, int64_t steps,
+                                      uint64_t init_seed) {
   if (steps < 1) throw Error(StatusCode::kInvalidArgument, "envelope member: steps must be >= 1");
   const TrainConfig config = train_preset(preset);
-  Device device = Runtime::global().device(device_spec);
+  Device device = runtime.device(device_spec);
   Stream stream(device);
-  HalOps ops(Runtime::global().dispatcher(), stream);
+  HalOps ops(runtime.dispatcher(), stream);
   Trainer trainer(config, ops);
   // Fresh AdamW moments and no history: replacing the weights before step 1
   // is a run initialised from `init_seed`, on the workload's corpus.

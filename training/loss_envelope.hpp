@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "polychip/runtime.hpp"
+
 namespace polychip::training {
 
 inline constexpr const char* kLossEnvelopeSchema = "polychip.loss_envelope/1";
@@ -34,10 +36,11 @@ struct LossEnvelope {
   int64_t steps() const { return static_cast<int64_t>(loss_min.size()); }
 };
 
-// Trains `preset`'s workload on `device` (a Runtime device spec) for `steps`
-// steps from weights seeded with `init_seed` instead of the workload's seed.
-EnvelopeMember record_envelope_member(const std::string& device, const std::string& preset,
-                                      int64_t steps, uint64_t init_seed);
+// Trains `preset`'s workload on `device` (a device spec of `runtime`) for
+// `steps` steps from weights seeded with `init_seed` instead of the
+// workload's seed.
+EnvelopeMember record_envelope_member(Runtime& runtime, const std::string& device,
+                                      const std::string& preset, int64_t steps, uint64_t init_seed);
 
 // The envelope of `members` (same length, distinct seeds, at least 2),
 // statistics computed and hashed; INVALID_ARGUMENT otherwise.

@@ -32,8 +32,8 @@ void print_justification(const LossEnvelope& e) {
 int run(const std::vector<std::string>& args) {
   if (args.size() == 6 && args[0] == "member") {
     const std::string device_type = Runtime::global().device(args[1]).device_type();
-    const EnvelopeMember m =
-        record_envelope_member(args[1], args[2], std::stoll(args[3]), std::stoull(args[4]));
+    const EnvelopeMember m = record_envelope_member(Runtime::global(), args[1], args[2],
+                                                    std::stoll(args[3]), std::stoull(args[4]));
     conformance::write_file_atomically(args[5], nlohmann::json{{"preset", args[2]},
                                                                {"device_type", device_type},
                                                                {"init_seed", m.init_seed},

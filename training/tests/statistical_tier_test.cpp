@@ -9,11 +9,21 @@
 
 #include "alignment.hpp"
 #include "loss_envelope.hpp"
+#include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
+#include "polychip/runtime.hpp"
 #include "training_certify.hpp"
 
 namespace polychip::training {
 namespace {
+
+// A private runtime of one adapter (Runtime::global() would load PoCL too).
+RuntimeOptions only_adapter(const std::string& name) {
+  RuntimeOptions options;
+  options.builtin_adapters = builtin_adapter_entries();
+  options.selected_adapters = std::vector<std::string>{name};
+  return options;
+}
 
 // Seeds whose curves differ by a constant offset 0.01 * (seed - 2).
 std::vector<EnvelopeMember> offset_members(int steps, std::initializer_list<uint64_t> seeds) {
@@ -44,7 +54,8 @@ TEST(LossEnvelope, RefusesTooFewMembersRaggedCurvesAndRepeatedSeeds) {
   auto ragged = offset_members(5, {1, 2});
   ragged[1].loss.pop_back();
   EXPECT_THROW(make_envelope("default", "cpu", ragged), Error);
-  EXPECT_THROW(record_envelope_member("cpu", "default", 0, 1), Error);
+  Runtime runtime(only_adapter("cpu"));
+  EXPECT_THROW(record_envelope_member(runtime, "cpu", "default", 0, 1), Error);
 }
 
 TEST(LossEnvelope, RoundTripsAndAChangedFileIsRefused) {
@@ -138,8 +149,9 @@ TEST(ShippedEnvelope, AMemberRegeneratesBitForBit) {
   const LossEnvelope e = shipped_loss_envelope();
   const EnvelopeMember& shipped = e.members.back();
   const int64_t steps = 4;  // sim.nvidia_emu: about 1 s a step on a busy machine
+  Runtime runtime(only_adapter("sim"));
   const EnvelopeMember again =
-      record_envelope_member(e.device_type, e.preset, steps, shipped.init_seed);
+      record_envelope_member(runtime, e.device_type, e.preset, steps, shipped.init_seed);
   EXPECT_EQ(again.loss, std::vector<double>(shipped.loss.begin(), shipped.loss.begin() + steps));
 }
 
