@@ -10,9 +10,9 @@
 namespace polychip::training {
 
 AlignmentCriteria alignment_criteria(const std::string& tier) {
-  if (tier != "exact" && tier != "cross-vendor")
+  if (tier != "exact" && tier != "cross-vendor" && tier != "statistical")
     throw Error(StatusCode::kInvalidArgument,
-                "unknown alignment tier '" + tier + "' (tiers: exact, cross-vendor)");
+                "unknown alignment tier '" + tier + "' (tiers: exact, cross-vendor, statistical)");
   AlignmentCriteria c;
   c.tier = tier;
   return c;
@@ -66,6 +66,63 @@ CurveComparison compare_loss_curves(const std::vector<double>& reference,
                           criteria.mean_from_step, 100 * c.mean_relative,
                           100 * criteria.max_mean_relative));
   return c;
+}
+
+CurveComparison compare_with_envelope(const LossEnvelope& envelope, const std::vector<double>& run,
+                                      const AlignmentCriteria& criteria) {
+  if (static_cast<int64_t>(run.size()) != envelope.steps() || run.empty())
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("compare_with_envelope: {} envelope steps, {} run steps",
+                            envelope.steps(), run.size()));
+  CurveComparison c;
+  c.steps = envelope.steps();
+  c.allowed_outside = std::max<int64_t>(1, c.steps / 100);
+  for (int64_t i = 0; i < c.steps; ++i) {
+    const double got = run[i];
+    const double outside =
+        std::isfinite(got) ? std::max({0.0, envelope.loss_min[i] - got, got - envelope.loss_max[i]})
+                           : INFINITY;
+    const double margin = criteria.margin_std * envelope.loss_std[i] + criteria.margin_atol;
+    if (!(outside <= margin)) {
+      ++c.steps_outside;
+      if (c.first_outside_step == 0) c.first_outside_step = i + 1;
+    }
+    if (c.largest_step == 0 || outside > c.largest_abs) {
+      c.largest_step = i + 1;
+      c.largest_abs = outside;
+      c.largest_relative = outside / std::max(std::fabs(envelope.loss_mean[i]), 1e-30);
+    }
+  }
+  c.pass = c.steps_outside <= c.allowed_outside;
+  c.summary = fmt::format(
+      "statistical tier over {} steps against {} seeds' envelope (margin {:g} std + {:g}): {} "
+      "step(s) outside (allowed {}){}; largest distance outside the envelope {:.3g} ({:.3g} "
+      "relative) at step {}",
+      c.steps, envelope.members.size(), criteria.margin_std, criteria.margin_atol, c.steps_outside,
+      c.allowed_outside,
+      c.first_outside_step ? fmt::format(", the first at step {}", c.first_outside_step) : "",
+      c.largest_abs, c.largest_relative, c.largest_step);
+  return c;
+}
+
+ToleranceJustification justified_rtol(const LossEnvelope& envelope) {
+  ToleranceJustification j;
+  for (int64_t i = 0; i < envelope.steps(); ++i) {
+    const double mean = std::max(std::fabs(envelope.loss_mean[i]), 1e-30);
+    const double spread = (envelope.loss_max[i] - envelope.loss_min[i]) / mean;
+    if (j.largest_step == 0 || spread > j.largest_relative_spread) {
+      j.largest_relative_spread = spread;
+      j.largest_step = i + 1;
+    }
+    j.largest_relative_std = std::max(j.largest_relative_std, envelope.loss_std[i] / mean);
+  }
+  j.rtol = std::max(1.5 * j.largest_relative_spread, 0.001);
+  j.summary = fmt::format(
+      "largest relative spread across seeds {:.4g} (max - min over the mean, step {}; largest "
+      "std / mean {:.4g}) -> rtol = max(1.5 x {:.4g}, 0.001) = {:.4g}",
+      j.largest_relative_spread, j.largest_step, j.largest_relative_std, j.largest_relative_spread,
+      j.rtol);
+  return j;
 }
 
 Step1Diagnosis diagnose_step1(const std::vector<std::pair<std::string, double>>& reference,

@@ -8,6 +8,10 @@
 //                 max(1, N / 100) of them (rtol 1e-2, atol 1e-3), and
 //                 FlagPerf's aggregate: the mean relative error over the
 //                 steps >= 21 below 2%
+//   statistical   MLPerf RCP-style: every step inside the envelope of K
+//                 runs differing only in the initial weights' seed
+//                 (loss_envelope.hpp), [min - m, max + m] with the margin
+//                 m = 2 std + 1e-3, but at most max(1, N / 100) of them
 #pragma once
 
 #include <cstdint>
@@ -16,16 +20,24 @@
 #include <utility>
 #include <vector>
 
+#include "loss_envelope.hpp"
+
 namespace polychip::training {
 
 struct AlignmentCriteria {
-  std::string tier = "cross-vendor";  // or "exact"
+  std::string tier = "cross-vendor";  // or "exact", "statistical"
   double exact_atol = 1e-5;
   double rtol = 1e-2, atol = 1e-3;
   int64_t mean_from_step = 21;      // FlagPerf: steps from here on
   double max_mean_relative = 0.02;  // FlagPerf: 2%
+  // Statistical tier: the envelope widened by margin_std * std + margin_atol
+  // per step. A (K+1)-th seed falls outside the bare min/max of K with
+  // probability 2 / (K + 1) (a third for K = 5); two standard deviations
+  // bring that near 1% for normal noise, and 1e-3 covers rounding where the
+  // seeds agree.
+  double margin_std = 2, margin_atol = 1e-3;
 };
-// "exact" or "cross-vendor"; INVALID_ARGUMENT for another name.
+// "exact", "cross-vendor" or "statistical"; INVALID_ARGUMENT for another name.
 AlignmentCriteria alignment_criteria(const std::string& tier);
 
 struct CurveComparison {
@@ -36,13 +48,32 @@ struct CurveComparison {
   int64_t largest_step = 0;        // the step of the largest |a - b|
   double largest_abs = 0, largest_relative = 0;
   double mean_relative = 0;  // over steps >= mean_from_step (cross-vendor)
-  std::string summary;       // one line: what passed or where it failed
+  // Statistical tier: largest_abs is the largest distance outside the bare
+  // envelope (0 inside it), largest_relative that over the step's mean.
+  std::string summary;  // one line: what passed or where it failed
 };
 
 // `run` must have as many steps as `reference` (else INVALID_ARGUMENT).
 CurveComparison compare_loss_curves(const std::vector<double>& reference,
                                     const std::vector<double>& run,
                                     const AlignmentCriteria& criteria);
+
+// The statistical tier: `run` must have as many steps as `envelope`.
+CurveComparison compare_with_envelope(const LossEnvelope& envelope, const std::vector<double>& run,
+                                      const AlignmentCriteria& criteria);
+
+// Megatron's practice for the cross-vendor rtol: max(1.5 x the largest
+// relative variance across seeds, 0.001), the relative variance of a step
+// being the spread of its K losses over their mean, (max - min) / |mean|:
+// how far one seed's curve may lie from another's.
+struct ToleranceJustification {
+  double largest_relative_spread = 0;
+  int64_t largest_step = 0;         // 1-based
+  double largest_relative_std = 0;  // std / |mean|, for comparison
+  double rtol = 0;
+  std::string summary;
+};
+ToleranceJustification justified_rtol(const LossEnvelope& envelope);
 
 // Per parameter tensor, in forward order: |run - ref| <= atol + rtol * |ref|
 // on the L2 norm of its step-1 gradient. Step 1 starts from the same weights

@@ -28,18 +28,21 @@ namespace {
 nlohmann::json content_json(const ReferenceTrace& t) {
   nlohmann::json grads = nlohmann::json::array();
   for (const auto& [name, norm] : t.step1_grad_norms) grads.push_back({name, norm});
-  return {{"schema", kReferenceTraceSchema},
-          {"preset", t.preset},
-          {"workload", t.workload},
-          {"precision", t.precision},
-          {"device_type", t.device_type},
-          {"provenance", t.provenance},
-          {"polychip_version", t.polychip_version},
-          {"corpus_hash", t.corpus_hash},
-          {"loss", t.loss},
-          {"grad_norm", t.grad_norm},
-          {"step1_grad_norms", grads}};
+  nlohmann::json j = origin_json(kReferenceTraceSchema, t);
+  j.update({{"corpus_hash", t.corpus_hash},
+            {"loss", t.loss},
+            {"grad_norm", t.grad_norm},
+            {"step1_grad_norms", grads}});
+  return j;
 }
+
+double l2_norm(const std::vector<double>& flat, const ParamInfo& p) {
+  double sum = 0;
+  for (int64_t i = 0; i < p.numel(); ++i) sum += flat[p.offset + i] * flat[p.offset + i];
+  return std::sqrt(sum);
+}
+
+}  // namespace
 
 std::string sha256_hex(const std::string& text) {
   unsigned char digest[32];
@@ -50,14 +53,6 @@ std::string sha256_hex(const std::string& text) {
   for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
   return hex;
 }
-
-double l2_norm(const std::vector<double>& flat, const ParamInfo& p) {
-  double sum = 0;
-  for (int64_t i = 0; i < p.numel(); ++i) sum += flat[p.offset + i] * flat[p.offset + i];
-  return std::sqrt(sum);
-}
-
-}  // namespace
 
 std::string content_hash_of(const ReferenceTrace& t) {
   return "sha256:" + sha256_hex(content_json(t).dump());
@@ -117,14 +112,7 @@ nlohmann::json trace_json(const ReferenceTrace& trace) {
 ReferenceTrace parse_trace(const nlohmann::json& j) {
   ReferenceTrace t;
   try {
-    if (j.at("schema") != kReferenceTraceSchema)
-      corrupt("schema '" + j.at("schema").dump() + "', expected " + kReferenceTraceSchema);
-    t.preset = j.at("preset").get<std::string>();
-    t.workload = j.at("workload");
-    t.precision = j.at("precision").get<std::string>();
-    t.device_type = j.at("device_type").get<std::string>();
-    t.provenance = j.at("provenance").get<std::string>();
-    t.polychip_version = j.at("polychip_version").get<std::string>();
+    read_origin(j, kReferenceTraceSchema, "reference trace", t);
     t.corpus_hash = j.at("corpus_hash").get<std::string>();
     t.loss = j.at("loss").get<std::vector<double>>();
     t.grad_norm = j.at("grad_norm").get<std::vector<double>>();
@@ -136,10 +124,7 @@ ReferenceTrace parse_trace(const nlohmann::json& j) {
   }
   if (t.loss.empty() || t.loss.size() != t.grad_norm.size())
     corrupt(fmt::format("{} losses and {} gradient norms", t.loss.size(), t.grad_norm.size()));
-  const std::string actual = content_hash_of(t);
-  if (actual != t.content_hash)
-    corrupt("content hash " + t.content_hash + " does not match its content (" + actual +
-            "): the file was changed after it was recorded");
+  check_content_hash("reference trace", t.content_hash, content_hash_of(t));
   return t;
 }
 
@@ -147,18 +132,28 @@ void write_trace(const std::string& path, const ReferenceTrace& trace) {
   conformance::write_file_atomically(path, trace_json(trace).dump(1) + "\n");
 }
 
-ReferenceTrace read_trace(const std::string& path) {
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw Error(StatusCode::kNotFound, "reference trace: cannot open " + path);
+  if (!in) throw Error(StatusCode::kNotFound, what + ": cannot open " + path);
   std::ostringstream text;
   text << in.rdbuf();
-  nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
-    corrupt(path + " is not JSON: " + e.what());
+    throw Error(StatusCode::kDataCorruption, what + ": " + path + " is not JSON: " + e.what());
   }
-  return parse_trace(j);
+}
+
+void check_content_hash(const std::string& what, const std::string& recorded,
+                        const std::string& actual) {
+  if (actual != recorded)
+    throw Error(StatusCode::kDataCorruption, what + ": content hash " + recorded +
+                                                 " does not match its content (" + actual +
+                                                 "): the file was changed after it was recorded");
+}
+
+ReferenceTrace read_trace(const std::string& path) {
+  return parse_trace(read_json_file(path, "reference trace"));
 }
 
 }  // namespace polychip::training

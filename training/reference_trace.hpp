@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "polychip/error.hpp"
 #include "trainer.hpp"
 
 namespace polychip::training {
@@ -52,6 +53,44 @@ ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
 // Runs `trainer` (fresh) to `steps` and returns its trace.
 ReferenceTrace record_trace(Trainer& trainer, const std::string& preset, int64_t steps,
                             const std::string& device_type);
+
+// Shared by the content-hashed JSON files (traces, loss envelopes):
+// the SHA-256 of `text` in lower-case hex; a file's JSON (NOT_FOUND,
+// DATA_CORRUPTION naming `what`); DATA_CORRUPTION when `actual` (the hash of
+// what was read) is not the `recorded` one.
+std::string sha256_hex(const std::string& text);
+nlohmann::json read_json_file(const std::string& path, const std::string& what);
+void check_content_hash(const std::string& what, const std::string& recorded,
+                        const std::string& actual);
+
+// What produced a trace or an envelope (`Recorded`: either), in its JSON:
+// the schema and preset, workload, precision, device_type, provenance,
+// polychip_version.
+template <typename Recorded>
+nlohmann::json origin_json(const char* schema, const Recorded& r) {
+  return {{"schema", schema},
+          {"preset", r.preset},
+          {"workload", r.workload},
+          {"precision", r.precision},
+          {"device_type", r.device_type},
+          {"provenance", r.provenance},
+          {"polychip_version", r.polychip_version}};
+}
+// Throws DATA_CORRUPTION naming `what` for another schema, nlohmann's
+// exceptions for a missing or mistyped field.
+template <typename Recorded>
+void read_origin(const nlohmann::json& j, const char* schema, const std::string& what,
+                 Recorded& r) {
+  if (j.at("schema") != schema)
+    throw Error(StatusCode::kDataCorruption,
+                what + ": schema '" + j.at("schema").dump() + "', expected " + schema);
+  r.preset = j.at("preset").template get<std::string>();
+  r.workload = j.at("workload");
+  r.precision = j.at("precision").template get<std::string>();
+  r.device_type = j.at("device_type").template get<std::string>();
+  r.provenance = j.at("provenance").template get<std::string>();
+  r.polychip_version = j.at("polychip_version").template get<std::string>();
+}
 
 // "sha256:<hex>" of the trace's content (everything but content_hash).
 std::string content_hash_of(const ReferenceTrace& trace);

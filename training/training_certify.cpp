@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@
 namespace polychip::training {
 
 extern const char* const kShippedReferenceTraceJson;
+extern const char* const kShippedLossEnvelopeJson;
 
 namespace {
 
@@ -41,9 +43,37 @@ nlohmann::json case_record(const std::string& adapter, const std::string& id, bo
           {"duration_ms", ms}};
 }
 
+// What a run is judged against: a trace (exact and cross-vendor tiers) or the
+// envelope of several seeds' runs (statistical tier).
+struct TrainingReference {
+  std::string preset, precision;
+  int64_t steps = 0;
+  std::optional<ReferenceTrace> trace;
+  std::optional<LossEnvelope> envelope;
+};
+
+// The loss-curve case against the envelope: its tolerance and extra metrics.
+CurveComparison judge_against_envelope(const LossEnvelope& envelope, const ReferenceTrace& trace,
+                                       const AlignmentCriteria& criteria, nlohmann::json& tolerance,
+                                       nlohmann::json& metrics) {
+  const CurveComparison curve = compare_with_envelope(envelope, trace.loss, criteria);
+  tolerance.update({{"margin_std", criteria.margin_std},
+                    {"margin_atol", criteria.margin_atol},
+                    {"allowed_steps_outside", curve.allowed_outside}});
+  nlohmann::json seeds = nlohmann::json::array();
+  for (const EnvelopeMember& m : envelope.members) seeds.push_back(m.init_seed);
+  metrics.update({{"reference_loss", envelope.loss_mean},
+                  {"envelope_min", envelope.loss_min},
+                  {"envelope_max", envelope.loss_max},
+                  {"envelope_std", envelope.loss_std},
+                  {"envelope_seeds", seeds}});
+  return curve;
+}
+
 // Trains on `target` and judges it; a device that cannot run the workload
 // is an adapter error, not a crash of the suite.
-conformance::AdapterRun certify_device(const std::string& target, const ReferenceTrace& reference,
+conformance::AdapterRun certify_device(const std::string& target,
+                                       const TrainingReference& reference,
                                        const TrainConfig& config, const AlignmentCriteria& criteria,
                                        const conformance::CertifyOptions& o) {
   conformance::AdapterRun run;
@@ -64,10 +94,9 @@ conformance::AdapterRun certify_device(const std::string& target, const Referenc
     HalOps ops(Runtime::global().dispatcher(), stream);
     Trainer trainer(config, ops);
     if (o.progress)
-      fmt::print(stderr, "certify: training {} for {} steps ({})\n", target, reference.loss.size(),
+      fmt::print(stderr, "certify: training {} for {} steps ({})\n", target, reference.steps,
                  device.device_type());
-    trace = record_trace(trainer, reference.preset, static_cast<int64_t>(reference.loss.size()),
-                         device.device_type());
+    trace = record_trace(trainer, reference.preset, reference.steps, device.device_type());
   } catch (const Error& e) {
     run.fatal = "training on " + target + " failed: " + e.message();
     return run;
@@ -81,35 +110,42 @@ conformance::AdapterRun certify_device(const std::string& target, const Referenc
                             (criteria.tier == "cross-vendor" ? "" : " --tier " + criteria.tier);
   const std::string base = fmt::format("training/{}/{}", reference.preset, reference.precision);
 
-  const CurveComparison curve = compare_loss_curves(reference.loss, trace.loss, criteria);
   nlohmann::json tolerance = {{"tier", criteria.tier}};
-  if (criteria.tier == "exact") {
-    tolerance["atol"] = criteria.exact_atol;
+  nlohmann::json metrics;
+  CurveComparison curve;
+  if (reference.envelope) {
+    curve = judge_against_envelope(*reference.envelope, trace, criteria, tolerance, metrics);
   } else {
-    tolerance.update({{"rtol", criteria.rtol},
-                      {"atol", criteria.atol},
-                      {"allowed_steps_outside", curve.allowed_outside},
-                      {"mean_from_step", criteria.mean_from_step},
-                      {"max_mean_relative", criteria.max_mean_relative}});
+    curve = compare_loss_curves(reference.trace->loss, trace.loss, criteria);
+    metrics["reference_loss"] = reference.trace->loss;
+    if (criteria.tier == "exact") {
+      tolerance["atol"] = criteria.exact_atol;
+    } else {
+      tolerance.update({{"rtol", criteria.rtol},
+                        {"atol", criteria.atol},
+                        {"allowed_steps_outside", curve.allowed_outside},
+                        {"mean_from_step", criteria.mean_from_step},
+                        {"max_mean_relative", criteria.max_mean_relative}});
+    }
   }
+  metrics.update({{"steps", curve.steps},
+                  {"steps_outside", curve.steps_outside},
+                  {"first_divergent_step", curve.first_outside_step},
+                  {"largest_abs", curve.largest_abs},
+                  {"largest_relative", curve.largest_relative},
+                  {"largest_step", curve.largest_step},
+                  {"mean_relative", curve.mean_relative},
+                  {"loss_first", trace.loss.front()},
+                  {"loss_last", trace.loss.back()},
+                  {"loss", trace.loss},
+                  {"grad_norm", trace.grad_norm}});
   run.records.push_back(case_record(target, fmt::format("{}/loss_curve/{}steps", base, curve.steps),
-                                    curve.pass, curve.summary,
-                                    {{"steps", curve.steps},
-                                     {"steps_outside", curve.steps_outside},
-                                     {"first_divergent_step", curve.first_outside_step},
-                                     {"largest_abs", curve.largest_abs},
-                                     {"largest_relative", curve.largest_relative},
-                                     {"largest_step", curve.largest_step},
-                                     {"mean_relative", curve.mean_relative},
-                                     {"loss_first", trace.loss.front()},
-                                     {"loss_last", trace.loss.back()},
-                                     {"loss", trace.loss},
-                                     {"reference_loss", reference.loss},
-                                     {"grad_norm", trace.grad_norm}},
-                                    tolerance, repro, ms));
+                                    curve.pass, curve.summary, metrics, tolerance, repro, ms));
+  // The step-1 diagnosis needs a trace's per-tensor gradient norms.
+  if (!reference.trace) return run;
 
   const Step1Diagnosis diagnosis =
-      diagnose_step1(reference.step1_grad_norms, trace.step1_grad_norms);
+      diagnose_step1(reference.trace->step1_grad_norms, trace.step1_grad_norms);
   run.records.push_back(
       case_record(target, base + "/step1_gradients", diagnosis.pass, diagnosis.summary,
                   {{"first_out_of_bounds", diagnosis.first_out.value_or("")},
@@ -125,21 +161,50 @@ ReferenceTrace shipped_reference_trace() {
   return parse_trace(nlohmann::json::parse(kShippedReferenceTraceJson));
 }
 
+LossEnvelope shipped_loss_envelope() {
+  return parse_envelope(nlohmann::json::parse(kShippedLossEnvelopeJson));
+}
+
 int run_training_certify(const conformance::CertifyOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> targets;
-  ReferenceTrace reference;
+  TrainingReference reference;
   TrainConfig config;
   AlignmentCriteria criteria;
+  std::string described;
   try {
     targets = conformance::resolve_targets(Runtime::global(), o.adapters, true);
-    reference = o.reference_path.empty() ? shipped_reference_trace() : read_trace(o.reference_path);
     criteria = alignment_criteria(o.tier);
+    nlohmann::json workload;
+    if (criteria.tier == "statistical") {
+      // --reference names an envelope file under this tier.
+      const LossEnvelope& e = reference.envelope.emplace(
+          o.reference_path.empty() ? shipped_loss_envelope() : read_envelope(o.reference_path));
+      reference.preset = e.preset;
+      reference.precision = e.precision;
+      reference.steps = e.steps();
+      workload = e.workload;
+      described = fmt::format(
+          "{} envelope of {} seeds' runs of the '{}' workload ({}, {} steps) "
+          "on {}, {}",
+          e.provenance, e.members.size(), e.preset, e.precision, e.steps(), e.device_type,
+          e.content_hash);
+    } else {
+      const ReferenceTrace& t = reference.trace.emplace(
+          o.reference_path.empty() ? shipped_reference_trace() : read_trace(o.reference_path));
+      reference.preset = t.preset;
+      reference.precision = t.precision;
+      reference.steps = static_cast<int64_t>(t.loss.size());
+      workload = t.workload;
+      described =
+          fmt::format("{} trace of the '{}' workload ({}, {} steps) on {}, {}", t.provenance,
+                      t.preset, t.precision, t.loss.size(), t.device_type, t.content_hash);
+    }
     config = train_preset(reference.preset);
-    if (train_config_json(config) != reference.workload)
-      throw Error(StatusCode::kInvalidArgument,
-                  "the reference trace's workload differs from preset '" + reference.preset +
-                      "' (it was recorded with changed settings)");
+    if (train_config_json(config) != workload)
+      throw Error(StatusCode::kInvalidArgument, "the reference's workload differs from preset '" +
+                                                    reference.preset +
+                                                    "' (it was recorded with changed settings)");
   } catch (const Error& e) {
     return usage_error(e.message());
   }
@@ -150,12 +215,9 @@ int run_training_certify(const conformance::CertifyOptions& o) {
   conformance::SuiteRun suite;
   for (const std::string& target : targets)
     suite.adapters.push_back(certify_device(target, reference, config, criteria, o));
-  suite.references = {
-      {"training",
-       fmt::format("{} trace of the '{}' workload ({}, {} steps) on {}, {}", reference.provenance,
-                   reference.preset, reference.precision, reference.loss.size(),
-                   reference.device_type, reference.content_hash)}};
-  suite.run_fields = {{"reference_trace", o.reference_path.empty() ? "shipped" : o.reference_path},
+  suite.references = {{"training", described}};
+  suite.run_fields = {{reference.envelope ? "reference_envelope" : "reference_trace",
+                       o.reference_path.empty() ? "shipped" : o.reference_path},
                       {"tier", criteria.tier}};
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

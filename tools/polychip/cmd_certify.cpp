@@ -54,10 +54,11 @@ const bool certify_registered = polychip::cli::register_command(
                    "precision: print which critical points of each op's coverage model the "
                    "level's cases reach (results.json records it on every run), run nothing");
       sub.add_option("--reference", o->reference_path,
-                     "training: reference trace file (default: the shipped NVIDIA reference of "
-                     "the default workload)");
+                     "training: reference trace file, or loss envelope file under --tier "
+                     "statistical (default: the shipped NVIDIA reference of the default "
+                     "workload)");
       sub.add_option("--tier", o->tier, "training: alignment tier")
-          ->check(CLI::IsMember({"exact", "cross-vendor"}))
+          ->check(CLI::IsMember({"exact", "cross-vendor", "statistical"}))
           ->capture_default_str();
       return [o, case_id] {
         if (!case_id->empty()) o->case_id = *case_id;

@@ -1,0 +1,188 @@
+// The statistical tier: the loss envelope's statistics, file format and
+// content hash; the judgement of a curve against it (margin, steps allowed
+// outside, the first step outside); Megatron's rtol from the seeds' spread;
+// and the shipped envelope: its trace-seed member is the shipped trace, a
+// member regenerates bit for bit, a planted drift fails at its first step.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "alignment.hpp"
+#include "loss_envelope.hpp"
+#include "polychip/dispatcher.hpp"
+#include "polychip/error.hpp"
+#include "polychip/runtime.hpp"
+#include "training_certify.hpp"
+
+namespace polychip::training {
+namespace {
+
+// A private runtime of one adapter (Runtime::global() would load PoCL too).
+RuntimeOptions only_adapter(const std::string& name) {
+  RuntimeOptions options;
+  options.builtin_adapters = builtin_adapter_entries();
+  options.selected_adapters = std::vector<std::string>{name};
+  return options;
+}
+
+// Seeds whose curves differ by a constant offset 0.01 * (seed - 2).
+std::vector<EnvelopeMember> offset_members(int steps, std::initializer_list<uint64_t> seeds) {
+  std::vector<EnvelopeMember> members;
+  for (uint64_t seed : seeds) {
+    EnvelopeMember m{seed, {}};
+    for (int i = 0; i < steps; ++i)
+      m.loss.push_back(2.0 + 3.0 * std::exp(-i / 30.0) + 0.01 * (static_cast<double>(seed) - 2));
+    members.push_back(m);
+  }
+  return members;
+}
+
+TEST(LossEnvelope, PerStepMinMaxMeanAndSampleStd) {
+  const LossEnvelope e = make_envelope("default", "sim.nvidia_emu", offset_members(10, {1, 2, 3}));
+  ASSERT_EQ(e.steps(), 10);
+  EXPECT_EQ(e.provenance, "emulated");
+  const double base = 5.0;  // step 1: 2 + 3
+  EXPECT_DOUBLE_EQ(e.loss_min[0], base - 0.01);
+  EXPECT_DOUBLE_EQ(e.loss_max[0], base + 0.01);
+  EXPECT_NEAR(e.loss_mean[0], base, 1e-15);
+  EXPECT_NEAR(e.loss_std[0], 0.01, 1e-12);  // sqrt((0.01^2 + 0 + 0.01^2) / 2)
+}
+
+TEST(LossEnvelope, RefusesTooFewMembersRaggedCurvesAndRepeatedSeeds) {
+  EXPECT_THROW(make_envelope("default", "cpu", offset_members(5, {1})), Error);
+  EXPECT_THROW(make_envelope("default", "cpu", offset_members(5, {1, 1})), Error);
+  auto ragged = offset_members(5, {1, 2});
+  ragged[1].loss.pop_back();
+  EXPECT_THROW(make_envelope("default", "cpu", ragged), Error);
+  Runtime runtime(only_adapter("cpu"));
+  EXPECT_THROW(record_envelope_member(runtime, "cpu", "default", 0, 1), Error);
+}
+
+TEST(LossEnvelope, RoundTripsAndAChangedFileIsRefused) {
+  const LossEnvelope e = make_envelope("default", "cpu", offset_members(20, {1, 2, 3, 4, 5}));
+  const LossEnvelope back = parse_envelope(envelope_json(e));
+  EXPECT_EQ(back.content_hash, e.content_hash);
+  EXPECT_EQ(back.loss_std, e.loss_std);
+  nlohmann::json changed = envelope_json(e);
+  changed["members"][2]["loss"][7] = 9.0;
+  try {
+    parse_envelope(changed);
+    FAIL() << "a changed member was accepted";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(err.message().find("does not match its content"), std::string::npos) << err.message();
+  }
+  // Statistics edited and re-hashed by hand still have to be the members'.
+  LossEnvelope forged = e;
+  forged.loss_max[3] += 1;
+  nlohmann::json j = envelope_json(forged);
+  j.erase("content_hash");
+  j["content_hash"] = "sha256:" + sha256_hex(j.dump());
+  try {
+    parse_envelope(j);
+    FAIL() << "forged statistics were accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(err.message().find("statistics are not those of its members"), std::string::npos)
+        << err.message();
+  }
+  nlohmann::json trace_schema = envelope_json(e);
+  trace_schema["schema"] = "polychip.reference_trace/1";
+  EXPECT_THROW(parse_envelope(trace_schema), Error);
+}
+
+TEST(StatisticalTier, JudgesAgainstTheWidenedEnvelope) {
+  const LossEnvelope e = make_envelope("default", "cpu", offset_members(100, {1, 2, 3, 4, 5}));
+  const AlignmentCriteria criteria = alignment_criteria("statistical");
+  // Inside the bare envelope: every step.
+  EXPECT_TRUE(compare_with_envelope(e, e.members[1].loss, criteria).pass);
+  // Just above the max but within the margin (2 std + 1e-3; std = 0.0158).
+  std::vector<double> run = e.loss_max;
+  for (double& x : run) x += 0.02;
+  CurveComparison c = compare_with_envelope(e, run, criteria);
+  EXPECT_TRUE(c.pass) << c.summary;
+  EXPECT_NEAR(c.largest_abs, 0.02, 1e-12);
+  // Beyond the margin at one step (allowed: max(1, 100 / 100)), then two.
+  run = e.loss_mean;
+  run[59] = e.loss_min[59] - 0.05;
+  c = compare_with_envelope(e, run, criteria);
+  EXPECT_TRUE(c.pass) << c.summary;
+  EXPECT_EQ(c.first_outside_step, 60);
+  run[79] = NAN;
+  c = compare_with_envelope(e, run, criteria);
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.steps_outside, 2);
+  EXPECT_EQ(c.first_outside_step, 60);
+  EXPECT_NE(c.summary.find("the first at step 60"), std::string::npos) << c.summary;
+  EXPECT_THROW(compare_with_envelope(e, std::vector<double>(99, 3.0), criteria), Error);
+}
+
+TEST(StatisticalTier, MegatronRtolFromTheSeedsSpread) {
+  // Spread 0.04 everywhere: the largest relative one where the loss is
+  // lowest, the last step (mean 2 + 3 e^(-49/30)).
+  ToleranceJustification j =
+      justified_rtol(make_envelope("default", "cpu", offset_members(50, {1, 2, 3, 4, 5})));
+  EXPECT_EQ(j.largest_step, 50);
+  const double last_mean = 2 + 3 * std::exp(-49 / 30.0) + 0.01;  // offsets -0.01 .. 0.03
+  EXPECT_NEAR(j.largest_relative_spread, 0.04 / last_mean, 1e-12);
+  EXPECT_NEAR(j.rtol, 1.5 * 0.04 / last_mean, 1e-12);
+  // Seeds that agree to 1e-6: the floor 0.001.
+  auto close = offset_members(50, {1, 2});
+  for (double& x : close[1].loss) x = close[0].loss[&x - close[1].loss.data()] + 1e-6;
+  j = justified_rtol(make_envelope("default", "cpu", close));
+  EXPECT_DOUBLE_EQ(j.rtol, 0.001);
+}
+
+// The shipped envelope: 5 seeds of the initial weights, the default workload
+// on sim.nvidia_emu; the seed of the shipped trace is that trace.
+TEST(ShippedEnvelope, HoldsFiveSeedsOfTheShippedTracesWorkload) {
+  const LossEnvelope e = shipped_loss_envelope();
+  const ReferenceTrace trace = shipped_reference_trace();
+  EXPECT_EQ(e.members.size(), 5u);
+  EXPECT_EQ(e.steps(), static_cast<int64_t>(trace.loss.size()));
+  EXPECT_EQ(e.device_type, trace.device_type);
+  EXPECT_EQ(e.workload, trace.workload);
+  ASSERT_EQ(e.members[0].init_seed, trace.workload.at("seed").get<uint64_t>());
+  EXPECT_EQ(e.members[0].loss, trace.loss);
+}
+
+TEST(ShippedEnvelope, AMemberRegeneratesBitForBit) {
+  const LossEnvelope e = shipped_loss_envelope();
+  const EnvelopeMember& shipped = e.members.back();
+  const int64_t steps = 4;  // sim.nvidia_emu: about 1 s a step on a busy machine
+  Runtime runtime(only_adapter("sim"));
+  const EnvelopeMember again =
+      record_envelope_member(runtime, e.device_type, e.preset, steps, shipped.init_seed);
+  EXPECT_EQ(again.loss, std::vector<double>(shipped.loss.begin(), shipped.loss.begin() + steps));
+}
+
+TEST(ShippedEnvelope, APlantedDriftFailsAtItsFirstStepOutside) {
+  const LossEnvelope e = shipped_loss_envelope();
+  const AlignmentCriteria criteria = alignment_criteria("statistical");
+  std::vector<double> run = shipped_reference_trace().loss;
+  EXPECT_TRUE(compare_with_envelope(e, run, criteria).pass);
+  // A curve creeping up by 0.1% a step from step 30: outside first at the
+  // step where the drift passes the envelope's widened top.
+  int64_t expected_first = 0;
+  for (size_t i = 29; i < run.size(); ++i) {
+    run[i] *= 1 + 0.001 * static_cast<double>(i - 28);
+    const double top = e.loss_max[i] + criteria.margin_std * e.loss_std[i] + criteria.margin_atol;
+    if (expected_first == 0 && run[i] > top) expected_first = static_cast<int64_t>(i) + 1;
+  }
+  ASSERT_NE(expected_first, 0) << "the planted drift stays inside the envelope";
+  const CurveComparison c = compare_with_envelope(e, run, criteria);
+  EXPECT_FALSE(c.pass) << c.summary;
+  EXPECT_EQ(c.first_outside_step, expected_first) << c.summary;
+}
+
+TEST(ShippedEnvelope, JustifiesTheDocumentedRtol) {
+  // docs/training.md, "Alignment tiers", quotes these numbers: a re-recorded
+  // envelope must update them there.
+  const ToleranceJustification j = justified_rtol(shipped_loss_envelope());
+  EXPECT_EQ(j.largest_step, 70) << j.summary;
+  EXPECT_NEAR(j.largest_relative_spread, 0.03469, 5e-6) << j.summary;
+  EXPECT_NEAR(j.largest_relative_std, 0.01303, 5e-6) << j.summary;
+  EXPECT_NEAR(j.rtol, 0.05204, 5e-6) << j.summary;
+}
+
+}  // namespace
+}  // namespace polychip::training
