@@ -33,6 +33,28 @@ from ._polychip import (  # noqa: F401 (re-exported)
 )
 from . import patching  # noqa: F401 (pure Python, polychip.patching)
 
+
+def from_dlpack(producer, device=None):
+    """A polychip.Tensor holding the contents of any DLPack producer whose
+    memory is on the CPU (torch.Tensor, numpy.ndarray, ...), on `device`
+    (a polychip.Device or a spec such as "sim.faithful"; default cpu).
+
+    This is a copy: the adapter ABI has no way to adopt memory it did not
+    allocate. The other direction, torch.from_dlpack(tensor) and
+    numpy.from_dlpack(tensor), shares memory without a copy.
+    """
+    import numpy
+
+    if not hasattr(producer, "__dlpack__"):
+        raise TypeError("from_dlpack needs an object with __dlpack__ (a torch.Tensor, a NumPy "
+                        "array, ...), not %s" % type(producer).__name__)
+    try:
+        array = numpy.from_dlpack(producer)
+    except (BufferError, RuntimeError, TypeError) as e:
+        raise TypeError("from_dlpack: NumPy cannot read this producer's memory (%s); only CPU "
+                        "memory can be imported" % e) from e
+    return tensor(array, device=device)
+
 __all__ = [
     "Adapter",
     "Communicator",
@@ -48,6 +70,7 @@ __all__ = [
     "device",
     "devices",
     "empty",
+    "from_dlpack",
     "hook_points",
     "hooks",
     "invoke_hook",

@@ -63,3 +63,24 @@ def test_torch_shares_memory_with_numpy_and_the_tensor():
     as_torch += 5
     np.testing.assert_array_equal(as_numpy, [5, 5, 5])
     np.testing.assert_array_equal(t.numpy(), [5, 5, 5])
+
+
+def test_from_dlpack_imports_numpy_and_torch_by_copy_on_any_device():
+    import torch
+
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for producer in (values, torch.from_numpy(values.copy())):
+        t = polychip.from_dlpack(producer, device="sim.faithful")
+        assert t.device.device_type == "sim.faithful"
+        assert t.dtype == "f32" and list(t.shape) == [3, 4]
+        np.testing.assert_array_equal(t.numpy(), values)
+    # A copy: changing the source later does not change the tensor.
+    source = values.copy()
+    t = polychip.from_dlpack(source)
+    source[0, 0] = 99
+    assert t.numpy()[0, 0] == 0
+
+
+def test_from_dlpack_refuses_what_is_not_a_producer():
+    with pytest.raises(TypeError, match="needs an object with __dlpack__"):
+        polychip.from_dlpack([1, 2, 3])
