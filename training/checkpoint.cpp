@@ -57,22 +57,25 @@ nlohmann::json hf_gpt2_config(const Gpt2Config& c) {
 
 nlohmann::json train_config_json(const TrainConfig& c) {
   const Gpt2Config& m = c.model;
-  return {{"vocab_size", m.vocab_size},
-          {"max_seq_len", m.max_seq_len},
-          {"num_layers", m.num_layers},
-          {"num_heads", m.num_heads},
-          {"channels", m.channels},
-          {"layernorm_eps", m.layernorm_eps},
-          {"batch_size", c.batch_size},
-          {"seq_len", c.seq_len},
-          {"learning_rate", c.learning_rate},
-          {"beta1", c.beta1},
-          {"beta2", c.beta2},
-          {"adam_eps", c.adam_eps},
-          {"weight_decay", c.weight_decay},
-          {"grad_clip", c.grad_clip},
-          {"seed", c.seed},
-          {"corpus_tokens", c.corpus_tokens}};
+  nlohmann::json j = {{"vocab_size", m.vocab_size},
+                      {"max_seq_len", m.max_seq_len},
+                      {"num_layers", m.num_layers},
+                      {"num_heads", m.num_heads},
+                      {"channels", m.channels},
+                      {"layernorm_eps", m.layernorm_eps},
+                      {"batch_size", c.batch_size},
+                      {"seq_len", c.seq_len},
+                      {"learning_rate", c.learning_rate},
+                      {"beta1", c.beta1},
+                      {"beta2", c.beta2},
+                      {"adam_eps", c.adam_eps},
+                      {"weight_decay", c.weight_decay},
+                      {"grad_clip", c.grad_clip},
+                      {"seed", c.seed},
+                      {"corpus_tokens", c.corpus_tokens}};
+  // Absent means fp32, so files written before bf16 existed keep their hashes.
+  if (c.precision != "fp32") j["precision"] = c.precision;
+  return j;
 }
 
 void write_checkpoint(const std::string& dir, const Trainer& trainer) {
@@ -114,12 +117,19 @@ TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) 
     throw Error(StatusCode::kDataCorruption,
                 "training checkpoint: " + dir + "/training_state.json is not a training state");
   const nlohmann::json expected = train_config_json(config);
-  for (const auto& [key, value] : expected.items())
-    if (run["config"].value(key, nlohmann::json()) != value)
+  // train_config_json leaves out precision when it is fp32.
+  const auto field = [](const nlohmann::json& c, const std::string& key) {
+    if (key == "precision" && !c.contains(key)) return nlohmann::json("fp32");
+    return c.value(key, nlohmann::json());
+  };
+  std::vector<std::string> keys{"precision"};
+  for (const auto& [key, value] : expected.items()) keys.push_back(key);
+  for (const std::string& key : keys)
+    if (field(run["config"], key) != field(expected, key))
       throw Error(StatusCode::kInvalidArgument,
                   "training checkpoint: " + dir + " was written with " + key + " = " +
-                      run["config"].value(key, nlohmann::json()).dump() + ", this run has " +
-                      value.dump());
+                      field(run["config"], key).dump() + ", this run has " +
+                      field(expected, key).dump());
   TrainerState state;
   const SafetensorsFile model = decode_safetensors(read_whole_file(dir + "/model.safetensors"));
   const Gpt2ParamLayout layout(config.model);

@@ -52,6 +52,8 @@ void validate(const TrainConfig& c) {
   if (c.corpus_tokens < c.seq_len + 1) fail("corpus_tokens must exceed seq_len");
   if (!(c.learning_rate >= 0) || !(c.grad_clip >= 0) || !(c.weight_decay >= 0))
     fail("learning_rate, grad_clip and weight_decay must be >= 0");
+  if (c.precision != "fp32" && c.precision != "bf16")
+    fail("precision must be fp32 or bf16, got '" + c.precision + "'");
 }
 
 }  // namespace polychip::training

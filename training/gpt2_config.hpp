@@ -31,6 +31,9 @@ struct TrainConfig {
   double grad_clip = 1.0;     // max global L2 norm of the gradients; 0 disables
   uint64_t seed = 1234;       // weights init and the generated corpus
   int64_t corpus_tokens = 1 << 16;
+  // "fp32", or "bf16": forward and backward in bf16 (the contract's bf16
+  // ops accumulate in f32), fp32 master weights, gradients and AdamW.
+  std::string precision = "fp32";
 };
 
 // "tiny" (gradient checks, seconds), "default" (the standard workload),

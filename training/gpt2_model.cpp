@@ -7,21 +7,11 @@
 namespace polychip::training {
 namespace {
 
-void check_host_dtype(DType dtype) {
-  if (dtype != DType::kF32 && dtype != DType::kF64)
-    throw Error(StatusCode::kUnsupported,
-                "training: model dtype " + std::string(dtype_name(dtype)) + " (f32 and f64 only)");
-}
-
-std::vector<double> to_doubles(const Tensor& t) {
-  std::vector<double> out(static_cast<size_t>(t.numel()));
-  if (t.dtype() == DType::kF64) {
-    t.copy_to_host(out.data());
-  } else {
-    const std::vector<float> f = t.to_vector<float>();
-    for (size_t i = 0; i < f.size(); ++i) out[i] = f[i];
-  }
-  return out;
+void check_model_dtype(DType dtype) {
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kBF16)
+    throw Error(
+        StatusCode::kUnsupported,
+        "training: model dtype " + std::string(dtype_name(dtype)) + " (f32, bf16 and f64 only)");
 }
 
 }  // namespace
@@ -37,7 +27,7 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config, int64_t batch_size, int64_t seq_l
       dtype_(dtype),
       ops_(ops),
       device_(ops.stream().device()) {
-  check_host_dtype(dtype);
+  check_model_dtype(dtype);
   const int64_t C = config.channels, H = config.num_heads, hs = config.head_dim();
   const int64_t N = rows_, V = config.vocab_size;
   const Shape heads{batch_, H, seq_, hs};
@@ -98,22 +88,22 @@ void Gpt2Model::set_params(const std::vector<double>& values) {
     throw Error(StatusCode::kInvalidArgument, "training: " + std::to_string(values.size()) +
                                                   " parameter values for a model of " +
                                                   std::to_string(layout_.total()));
-  if (dtype_ == DType::kF64) {
-    params_.copy_from_host(values.data());
-  } else {
-    const std::vector<float> f(values.begin(), values.end());
-    params_.copy_from_host(f.data());
-  }
+  // Rounded to the model's dtype to nearest even, as the HAL's cast does.
+  std::vector<uint8_t> bytes(params_.size_bytes());
+  const size_t size = dtype_size(dtype_);
+  for (size_t i = 0; i < values.size(); ++i)
+    store_from_f64(values[i], bytes.data() + i * size, dtype_);
+  params_.copy_from_host(bytes.data());
 }
 
 std::vector<double> Gpt2Model::params() const {
   ops_.stream().synchronize();
-  return to_doubles(params_);
+  return host_values(params_);
 }
 
 std::vector<double> Gpt2Model::grads() const {
   ops_.stream().synchronize();
-  return to_doubles(grads_);
+  return host_values(grads_);
 }
 
 TensorView Gpt2Model::qkv_part(const Tensor& qkv, int part) const {

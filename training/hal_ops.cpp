@@ -71,6 +71,19 @@ void HalOps::copy(const TensorView& x, const TensorView& y) {
   call("copy", {x, y}, defaults("copy"));
 }
 
+std::vector<double> host_values(const Tensor& t) {
+  std::vector<uint8_t> bytes(t.size_bytes());
+  t.copy_to_host(bytes.data());
+  std::vector<double> out(static_cast<size_t>(t.numel()));
+  const size_t size = dtype_size(t.dtype());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = load_as_f64(bytes.data() + i * size, t.dtype());
+  return out;
+}
+
+void HalOps::cast(const TensorView& x, const TensorView& y) {
+  call("cast", {x, y}, defaults("cast"));
+}
+
 void HalOps::gelu_tanh(const TensorView& x, const TensorView& y) {
   polychip_op_attrs at = defaults("gelu");
   at.ints[attr::kGeluApproximate] = 1;

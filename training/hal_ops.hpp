@@ -5,12 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "polychip/dispatcher.hpp"
 #include "polychip/memory.hpp"
 #include "polychip/tensor.hpp"
 
 namespace polychip::training {
+
+// A tensor's values copied to the host, as doubles (any dtype).
+std::vector<double> host_values(const Tensor& t);
 
 // A row-major view of `shape` into `buffer` at element `offset` of `dtype`.
 TensorView row_major_view(const Buffer& buffer, DType dtype, Shape shape, int64_t offset = 0);
@@ -48,6 +52,8 @@ class HalOps {
   // y = x * scalar (a stride-0 view of a one-element tensor).
   void scale(const TensorView& x, double scalar, const TensorView& y);
   void copy(const TensorView& x, const TensorView& y);
+  // y = x converted to y's dtype (round to nearest even).
+  void cast(const TensorView& x, const TensorView& y);
   void gelu_tanh(const TensorView& x, const TensorView& y);
   void gelu_tanh_backward(const TensorView& dy, const TensorView& x, const TensorView& dx);
   void layernorm(const TensorView& x, const TensorView& gamma, const TensorView& beta,

@@ -65,7 +65,7 @@ std::string trace_provenance(const std::string& device_type) {
 }
 
 std::vector<std::pair<std::string, double>> gradient_norms(const Trainer& trainer) {
-  const std::vector<double> grads = trainer.model().grads();
+  const std::vector<double> grads = host_values(trainer.master_grads());
   std::vector<std::pair<std::string, double>> norms;
   for (const ParamInfo& p : trainer.model().layout().params())
     norms.emplace_back(p.name, l2_norm(grads, p));
@@ -78,6 +78,7 @@ ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
   ReferenceTrace t;
   t.preset = preset;
   t.workload = train_config_json(trainer.config());
+  t.precision = trainer.config().precision;
   t.device_type = device_type;
   t.provenance = trace_provenance(device_type);
   t.polychip_version = POLYCHIP_VERSION;

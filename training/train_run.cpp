@@ -25,6 +25,7 @@ TrainConfig checked_config(const TrainRunOptions& options) {
   TrainConfig config = train_preset(options.preset);
   if (options.learning_rate) config.learning_rate = *options.learning_rate;
   if (options.seed) config.seed = *options.seed;
+  config.precision = options.precision;
   validate(config);
   if (options.steps < 1) throw Error(StatusCode::kInvalidArgument, "--steps must be >= 1");
   if (options.out_dir.empty()) throw Error(StatusCode::kInvalidArgument, "--out is required");

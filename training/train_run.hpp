@@ -20,6 +20,7 @@ struct TrainRunOptions {
   int64_t checkpoint_every = 0;  // also write the directory every K steps; 0: at the end only
   std::optional<double> learning_rate;
   std::optional<uint64_t> seed;
+  std::string precision = "fp32";  // or "bf16" (TrainConfig::precision)
   // Also write the run's reference trace (reference_trace.hpp) here; a fresh
   // run of the preset's workload only (no --resume, --lr or --seed).
   std::string record_reference;

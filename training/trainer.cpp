@@ -12,11 +12,6 @@ const TrainConfig& validated(const TrainConfig& config) {
   return config;
 }
 
-std::vector<double> f32_tensor_values(const Tensor& t) {
-  const std::vector<float> f = t.to_vector<float>();
-  return {f.begin(), f.end()};
-}
-
 void set_f32_tensor(Tensor& t, const std::vector<double>& values) {
   const std::vector<float> f(values.begin(), values.end());
   t.copy_from_host(f.data());
@@ -32,13 +27,24 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_
     : config_(validated(config)),
       ops_(ops),
       data_parallel_(data_parallel),
-      model_(config.model, local_batch(config, data_parallel), config.seq_len, DType::kF32, ops),
+      mixed_(config.precision == "bf16"),
+      model_(config.model, local_batch(config, data_parallel), config.seq_len,
+             mixed_ ? DType::kBF16 : DType::kF32, ops),
       adam_m_(ops.stream().device(), DType::kF32, {model_.layout().total()}),
       adam_v_(ops.stream().device(), DType::kF32, {model_.layout().total()}),
       grad_norm_(ops.stream().device(), DType::kF32, {1}),
       corpus_(generate_corpus(config.model.vocab_size, config.corpus_tokens, config.seed)),
       corpus_hash_(training::corpus_hash(corpus_)) {
-  model_.set_params(gpt2_initial_params(model_.layout(), config.model.num_layers, config.seed));
+  const std::vector<double> initial =
+      gpt2_initial_params(model_.layout(), config.model.num_layers, config.seed);
+  if (mixed_) {
+    master_params_ = Tensor(ops.stream().device(), DType::kF32, {model_.layout().total()});
+    master_grads_ = Tensor(ops.stream().device(), DType::kF32, {model_.layout().total()});
+    set_f32_tensor(master_params_, initial);
+    ops_.cast(master_params_, model_.param_tensor());
+  } else {
+    model_.set_params(initial);
+  }
   ops_.fill(adam_m_, 0.0);
   ops_.fill(adam_v_, 0.0);
   if (data_parallel_) {
@@ -60,33 +66,37 @@ StepRecord Trainer::step() {
   dispatcher.invoke_hook("train.before_forward", device);
   record.loss = model_.forward(batch.tokens, batch.targets);
   model_.backward();
+  if (mixed_) ops_.cast(model_.grad_tensor(), master_grads_);
+  const Tensor& params = master_params();
+  const Tensor& grads = master_grads();
   dispatcher.invoke_hook("train.after_backward", device);
   if (data_parallel_) {
     ops_.stream().synchronize();
-    record.loss =
-        data_parallel_->all_reduce_gradients(dispatcher, device, model_.grad_tensor(), record.loss);
+    record.loss = data_parallel_->all_reduce_gradients(dispatcher, device, grads, record.loss);
   }
-  ops_.l2_norm(model_.grad_tensor(), grad_norm_);
+  ops_.l2_norm(grads, grad_norm_);
   ops_.stream().synchronize();
   float norm = 0;
   grad_norm_.copy_to_host(&norm);
   record.grad_norm = data_parallel_ ? data_parallel_->agreed_grad_norm(norm) : norm;
   if (config_.grad_clip > 0 && record.grad_norm > config_.grad_clip)
-    ops_.scale(model_.grad_tensor(), config_.grad_clip / (record.grad_norm + 1e-6),
-               model_.grad_tensor());
+    ops_.scale(grads, config_.grad_clip / (record.grad_norm + 1e-6), grads);
   dispatcher.invoke_hook("train.before_optimizer_step", device);
-  ops_.adamw(model_.param_tensor(), model_.grad_tensor(), adam_m_, adam_v_, config_.learning_rate,
-             config_.beta1, config_.beta2, config_.adam_eps, config_.weight_decay, record.step);
+  ops_.adamw(params, grads, adam_m_, adam_v_, config_.learning_rate, config_.beta1, config_.beta2,
+             config_.adam_eps, config_.weight_decay, record.step);
   ops_.stream().synchronize();
-  if (data_parallel_)
-    data_parallel_->agree_weights(model_.param_tensor(), adam_m_, adam_v_, record.step);
+  if (data_parallel_) data_parallel_->agree_weights(params, adam_m_, adam_v_, record.step);
+  if (mixed_) {
+    ops_.cast(master_params_, model_.param_tensor());
+    ops_.stream().synchronize();
+  }
   history_.push_back(record);
   return record;
 }
 
 TrainerState Trainer::state() const {
   ops_.stream().synchronize();
-  return {model_.params(), f32_tensor_values(adam_m_), f32_tensor_values(adam_v_), history_};
+  return {host_values(master_params()), host_values(adam_m_), host_values(adam_v_), history_};
 }
 
 void Trainer::restore(const TrainerState& state) {
@@ -95,7 +105,12 @@ void Trainer::restore(const TrainerState& state) {
     throw Error(StatusCode::kInvalidArgument,
                 "training: the saved state holds " + std::to_string(state.params.size()) +
                     " parameters, this config has " + std::to_string(n));
-  model_.set_params(state.params);
+  if (mixed_) {
+    set_f32_tensor(master_params_, state.params);
+    ops_.cast(master_params_, model_.param_tensor());
+  } else {
+    model_.set_params(state.params);
+  }
   set_f32_tensor(adam_m_, state.adam_m);
   set_f32_tensor(adam_v_, state.adam_v);
   history_ = state.history;

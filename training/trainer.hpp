@@ -1,6 +1,8 @@
 // The training loop of the standard workload: one step is forward, backward,
 // global gradient-norm clipping and one AdamW update (fp32 master weights),
-// every op through the dispatcher. The batches come from the step index, so
+// every op through the dispatcher. In bf16 mixed precision the model runs in
+// bf16 from a cast of the fp32 master weights, and its bf16 gradients are
+// cast to fp32 before clipping and AdamW. The batches come from the step index, so
 // a run restored from its state continues bit for bit.
 #pragma once
 
@@ -40,6 +42,10 @@ class Trainer {
   const std::vector<StepRecord>& history() const { return history_; }
   const TrainConfig& config() const { return config_; }
   const Gpt2Model& model() const { return model_; }
+  // What AdamW updates and clipping reads: the model's own parameters and
+  // gradients in fp32, the fp32 master copies in bf16 mixed precision.
+  const Tensor& master_params() const { return mixed_ ? master_params_ : model_.param_tensor(); }
+  const Tensor& master_grads() const { return mixed_ ? master_grads_ : model_.grad_tensor(); }
   uint64_t corpus_hash() const { return corpus_hash_; }
 
   TrainerState state() const;
@@ -50,7 +56,9 @@ class Trainer {
   TrainConfig config_;
   HalOps& ops_;
   DataParallelRank* data_parallel_;
+  bool mixed_;  // precision bf16
   Gpt2Model model_;
+  Tensor master_params_, master_grads_;  // bf16 mixed precision only
   Tensor adam_m_, adam_v_, grad_norm_;
   std::vector<int32_t> corpus_;
   uint64_t corpus_hash_ = 0;

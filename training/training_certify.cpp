@@ -201,6 +201,8 @@ int run_training_certify(const conformance::CertifyOptions& o) {
                       t.preset, t.precision, t.loss.size(), t.device_type, t.content_hash);
     }
     config = train_preset(reference.preset);
+    config.precision = reference.precision;
+    validate(config);
     if (train_config_json(config) != workload)
       throw Error(StatusCode::kInvalidArgument, "the reference's workload differs from preset '" +
                                                     reference.preset +

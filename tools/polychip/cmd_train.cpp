@@ -28,6 +28,9 @@ const bool registered = polychip::cli::register_command(
           ->capture_default_str();
       sub.add_option("--lr", o->learning_rate, "learning rate (default: the preset's)");
       sub.add_option("--seed", o->seed, "weights and corpus seed (default: the preset's)");
+      sub.add_option("--precision", o->precision,
+                     "fp32 | bf16 (bf16 forward and backward, fp32 master weights and AdamW)")
+          ->capture_default_str();
       sub.add_option("--record-reference", o->record_reference,
                      "also write the run's reference trace (per-step loss and gradient norm, "
                      "step-1 gradients, metadata, content hash) to this JSON file");

@@ -39,10 +39,11 @@ class CertifyTraining : public testing::CliTest {
   // Records `steps` steps on the shipped trace's device; their trace.
   ReferenceTrace regenerate(const ReferenceTrace& shipped, size_t steps) {
     const fs::path file = dir_ / "regenerated.json";
-    EXPECT_EQ(exit_code_of("train -a " + shipped.device_type + " --steps " + std::to_string(steps) +
-                           " --out '" + (dir_ / "run").string() + "' --record-reference '" +
-                           file.string() + "'"),
-              0)
+    EXPECT_EQ(
+        exit_code_of("train -a " + shipped.device_type + " --precision " + shipped.precision +
+                     " --steps " + std::to_string(steps) + " --out '" + (dir_ / "run").string() +
+                     "' --record-reference '" + file.string() + "'"),
+        0)
         << log();
     return read_trace(file.string());
   }
@@ -71,6 +72,34 @@ TEST_F(CertifyTraining, TheShippedTracesFirstStepsRegenerateBitForBit) {
             std::vector<double>(shipped.grad_norm.begin(), shipped.grad_norm.begin() + steps));
   EXPECT_EQ(again.step1_grad_norms, shipped.step1_grad_norms);
   EXPECT_EQ(again.provenance, shipped.provenance);
+}
+
+// The bf16 mixed-precision trace: its first 5 steps (sim.nvidia_emu in bf16 is
+// slower) reproduce bit for bit, and cpu in bf16 passes the cross-vendor tier
+// against it over 100 steps.
+TEST_F(CertifyTraining, TheShippedBf16TracesFirstStepsRegenerateBitForBit) {
+  const ReferenceTrace shipped = read_trace(SHIPPED_BF16_TRACE_FILE);
+  EXPECT_EQ(shipped.precision, "bf16");
+  EXPECT_EQ(shipped.workload.value("precision", ""), "bf16");
+  const size_t steps = 5;
+  const ReferenceTrace again = regenerate(shipped, steps);
+  ASSERT_EQ(again.loss.size(), steps) << log();
+  EXPECT_EQ(again.precision, "bf16");
+  EXPECT_EQ(again.loss, std::vector<double>(shipped.loss.begin(), shipped.loss.begin() + steps));
+  EXPECT_EQ(again.step1_grad_norms, shipped.step1_grad_norms);
+}
+
+TEST_F(CertifyTraining, CpuInBf16PassesTheCrossVendorTierAgainstTheShippedBf16Trace) {
+  ASSERT_EQ(exit_code_of("certify --suite training --adapters cpu --no-progress --reference '" +
+                         std::string(SHIPPED_BF16_TRACE_FILE) + "' --out '" +
+                         (dir_ / "bf16").string() + "'"),
+            0)
+      << log();
+  const json r = results("bf16");
+  for (const json& c : r["cases"]) {
+    EXPECT_EQ(c["verdict"], "Pass") << c.dump();
+    EXPECT_NE(c["id"].get<std::string>().find("/bf16"), std::string::npos) << c["id"];
+  }
 }
 
 // The whole trace and its content hash (ctest training_reference_full_regeneration,
