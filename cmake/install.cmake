@@ -55,7 +55,7 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/package/polychip.pc.in
                ${CMAKE_BINARY_DIR}/package/polychip.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/package/polychip.pc DESTINATION ${pkgconfig_dir})
 if(POLYCHIP_WITH_COMM)
-  # The static collectives library and what it links (fmt, OpenSSL's libcrypto).
+  # The static collectives library and what it links (fmt, OpenSSL's libcrypto, libfabric).
   configure_file(${CMAKE_CURRENT_LIST_DIR}/package/polychip-comm.pc.in
                  ${CMAKE_BINARY_DIR}/package/polychip-comm.pc @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/package/polychip-comm.pc DESTINATION ${pkgconfig_dir})

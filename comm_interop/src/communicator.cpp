@@ -152,6 +152,10 @@ struct Communicator::Impl {
     topts.sockets_per_peer = config.sockets_per_peer;
     topts.shared_memory = config.transport == "auto";
     topts.shm_ring_bytes = config.shm_ring_bytes;
+    topts.rdma = config.transport == "rdma"   ? TransportOptions::Rdma::kEveryPeer
+                 : config.transport == "auto" ? TransportOptions::Rdma::kAcrossHosts
+                                              : TransportOptions::Rdma::kOff;
+    topts.rdma_ring_bytes = config.shm_ring_bytes;
     {
       // A rank that dies while the others wait for its connections is
       // reported by the store, and ends their waits at once.

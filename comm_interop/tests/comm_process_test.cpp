@@ -84,6 +84,39 @@ TEST(CommProcesses, MpirunFourRanksForcedOntoTcp) {
   EXPECT_NE(o.output.find("/tcp"), std::string::npos) << o.output;
 }
 
+// The H2D-RDMA path: every frame written one-sidedly into the peer's
+// registered ring, on the libfabric providers that run here.
+class CommOverRdma : public ::testing::TestWithParam<const char*> {
+ protected:
+  std::string mpirun() const {
+    return kMpirun + "-x POLYCHIP_COMM_TRANSPORT=rdma -x 'POLYCHIP_NET_PROVIDER=" + GetParam() +
+           "' ";
+  }
+};
+
+TEST_P(CommOverRdma, MpirunTwoRanksOnCpuAndSim) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o = shell(mpirun() + "-np 2 " + COMM_WORKER + " sweep --devices cpu,sim.faithful");
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("/rdma"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("/tcp"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("/shm"), std::string::npos) << o.output;
+}
+
+TEST_P(CommOverRdma, MpirunFourRanksOnCpuSimAndOpencl) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o = shell(mpirun() + "-x POLYCHIP_COMM_CHECKSUM=1 -np 4 " + COMM_WORKER +
+                    " sweep --quick --devices cpu,sim.faithful,opencl,sim.bf16acc");
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("/rdma+crc32c"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("/tcp"), std::string::npos) << o.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, CommOverRdma, ::testing::Values("tcp;ofi_rxm", "shm"),
+                         [](const auto& info) {
+                           return std::string(info.param) == "shm" ? "shm" : "tcp_rxm";
+                         });
+
 TEST(CommProcesses, LocalLauncherThreeRanksMixedAdaptersHierarchical) {
   LocalLaunch launch;
   launch.program = COMM_WORKER;
@@ -147,7 +180,7 @@ TEST_P(CommFaultsOverLinks, KilledRankMakesEverySurvivorFailFastWithAClearError)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, CommFaultsOverLinks, ::testing::Values("auto", "tcp"));
+INSTANTIATE_TEST_SUITE_P(Transports, CommFaultsOverLinks, ::testing::Values("auto", "tcp", "rdma"));
 
 // Rank 2 refuses shared memory: ranks 0 and 1 still share a ring between
 // them and reach rank 2 over TCP, and every result is exact.
@@ -163,6 +196,24 @@ TEST(CommProcesses, MixedSharedMemoryAndTcpLinksAgree) {
   std::string log2 = read_file(r.dir + "/rank2.txt");
   EXPECT_NE(log2.find(" 0 wrong, "), std::string::npos) << log2;
   EXPECT_EQ(log2.find("shm"), std::string::npos) << log2;
+}
+
+// Rank 2 keeps RDMA off: ranks 0 and 1 write into each other's rings and
+// reach rank 2 over TCP, saying why, and every result is exact.
+TEST(CommProcesses, MixedRdmaAndTcpLinksAgree) {
+  FaultRun r = run_fault("sweep", 3, "60", {{}, {}, {{"POLYCHIP_COMM_TRANSPORT", "tcp"}}},
+                         {{"POLYCHIP_COMM_CHUNK_BYTES", "65536"},
+                          {"POLYCHIP_COMM_TRANSPORT", "rdma"},
+                          {"POLYCHIP_NET_PROVIDER", "tcp;ofi_rxm"}});
+  EXPECT_EQ(r.code, 0);
+  for (int rank : {0, 1}) {
+    std::string log = read_file(r.dir + "/rank" + std::to_string(rank) + ".txt");
+    EXPECT_NE(log.find(" 0 wrong, "), std::string::npos) << "rank " << rank << ": " << log;
+    EXPECT_NE(log.find("/rdma+tcp"), std::string::npos) << "rank " << rank << ": " << log;
+  }
+  std::string log2 = read_file(r.dir + "/rank2.txt");
+  EXPECT_NE(log2.find(" 0 wrong, "), std::string::npos) << log2;
+  EXPECT_EQ(log2.find("rdma"), std::string::npos) << log2;
 }
 
 TEST(CommFaults, StoppedRankMakesOthersTimeOut) {

@@ -32,6 +32,7 @@
 #include "security/handshake.hpp"
 #include "security/hmac_sha256.hpp"
 #include "transport/hang_report.hpp"
+#include "transport/rdma/rma_ring.hpp"
 #include "transport/shm/shm_ring.hpp"
 #include "wire/crc32c.hpp"
 #include "wire/wire.hpp"
@@ -253,6 +254,12 @@ TEST(Wire, MalformedCorpusIsRejected) {
             case 'a':
               parse_shm_reply(input);
               break;
+            case 'R':
+              parse_rdma_offer(input);
+              break;
+            case 'A':
+              parse_rdma_reply(input);
+              break;
             default:
               throw_error(StatusCode::kDataCorruption, "unknown selector");
           }
@@ -298,6 +305,50 @@ TEST(Wire, DoorbellsCarryNoPayloadAndShmOffersRoundTrip) {
   EXPECT_FALSE(parse_shm_offer(encode_shm_offer(ShmOffer{})).offered);
   EXPECT_TRUE(parse_shm_reply(encode_shm_reply(true)));
   EXPECT_FALSE(parse_shm_reply(encode_shm_reply(false)));
+}
+
+TEST(Wire, RdmaOffersRoundTripAndRefuseWhatCannotBeAnOffer) {
+  RdmaOffer offer;
+  offer.offered = true;
+  offer.provider = "tcp;ofi_rxm";
+  offer.address = {2, 0, 0x4e, 0x20, 127, 0, 0, 1};
+  offer.ring = {0x7f0000001000, 42, 1 << 20};
+  offer.credit_box = {0x7f0000201000, 43, 64};
+  std::vector<uint8_t> encoded = encode_rdma_offer(offer);
+  ASSERT_EQ(encoded.size(), kRdmaOfferSize);
+  RdmaOffer back = parse_rdma_offer(encoded);
+  EXPECT_TRUE(back.offered);
+  EXPECT_EQ(back.provider, offer.provider);
+  EXPECT_EQ(back.address, offer.address);
+  EXPECT_EQ(back.ring.key, 42u);
+  EXPECT_EQ(back.credit_box.address, offer.credit_box.address);
+  EXPECT_FALSE(parse_rdma_offer(encode_rdma_offer(RdmaOffer{})).offered);
+  EXPECT_TRUE(parse_rdma_reply(encode_rdma_reply(true)));
+  EXPECT_FALSE(parse_rdma_reply(encode_rdma_reply(false)));
+  RdmaOffer odd = offer;
+  odd.ring.size = 3 << 20;
+  expect_corrupt([&] { parse_rdma_offer(encode_rdma_offer(odd)); }, "ring not a power of two");
+  odd = offer;
+  odd.provider = "Verbs";
+  expect_corrupt([&] { parse_rdma_offer(encode_rdma_offer(odd)); }, "provider name");
+  odd = offer;
+  odd.address.clear();
+  expect_corrupt([&] { parse_rdma_offer(encode_rdma_offer(odd)); }, "empty address");
+  expect_corrupt([&] { parse_shm_reply(encode_rdma_reply(true)); }, "reply of the other kind");
+}
+
+TEST(RmaNotice, CarriesRankKindAndCountInThirtyTwoBits) {
+  for (const RmaNotice n : {RmaNotice{0, false, 0}, RmaNotice{4095, true, (1u << 19) - 1},
+                            RmaNotice{7, false, uint32_t(kRmaMaxWriteBytes)}}) {
+    const uint64_t immediate = encode_rma_notice(n);
+    EXPECT_LT(immediate, uint64_t{1} << 32);
+    const RmaNotice back = decode_rma_notice(immediate);
+    EXPECT_EQ(back.rank, n.rank);
+    EXPECT_EQ(back.credit, n.credit);
+    EXPECT_EQ(back.bytes, n.bytes);
+  }
+  expect_corrupt([&] { decode_rma_notice(uint64_t{1} << 32); }, "bits above 32");
+  EXPECT_THROW(encode_rma_notice({kRmaMaxRanks, false, 1}), Error);
 }
 
 TEST(ShmRing, BytesCrossTheWrapInOrder) {

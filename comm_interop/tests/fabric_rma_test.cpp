@@ -2,11 +2,14 @@
 // (tcp;ofi_rxm over loopback, shm): two endpoints, each progressed by its
 // own thread, as two ranks' would be.
 #include "transport/rdma/fabric_rma.hpp"
+#include "transport/rdma/rma_ring.hpp"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <numeric>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -108,6 +111,94 @@ TEST_P(FabricRmaTest, AnAddressOfAnotherSizeIsRefused) {
     EXPECT_NE(e.message().find("a peer address of 3 bytes is not one of this provider's"),
               std::string::npos)
         << e.message();
+  }
+}
+
+// Two ranks' RDMA lanes in one process (rank 0 sends, rank 1 receives),
+// progressed in turn as the transport's loop would.
+struct LanePair {
+  RmaEndpoint sender_side, receiver_side;
+  std::unique_ptr<RmaRing> tx, rx;
+  LanePair(const std::string& provider, const std::string& node, uint64_t capacity)
+      : sender_side(std::make_unique<FabricRma>(provider, node), 0, 2),
+        receiver_side(std::make_unique<FabricRma>(provider, node), 1, 2),
+        tx(RmaRing::sender(sender_side, capacity)),
+        rx(RmaRing::receiver(receiver_side, capacity)) {
+    tx->connect(sender_side.fabric().add_peer(receiver_side.fabric().address()), rx->region());
+    rx->connect(receiver_side.fabric().add_peer(sender_side.fabric().address()), tx->region());
+    sender_side.attach(1, nullptr, tx.get());
+    receiver_side.attach(0, rx.get(), nullptr);
+  }
+};
+
+TEST_P(FabricRmaTest, LaneBytesCrossTheWrapInOrderAndCreditsFreeTheRing) {
+  LanePair lane(GetParam(), node(), 4096);
+  std::mt19937 rng(5);
+  std::vector<uint8_t> sent, got;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // Writes and reads of awkward sizes until the ring wrapped many times.
+  while (sent.size() < 48 * 4096 && std::chrono::steady_clock::now() < until) {
+    std::vector<uint8_t> piece(1 + rng() % 3000);
+    for (auto& b : piece) b = static_cast<uint8_t>(rng());
+    const uint64_t n = lane.tx->write(piece.data(), piece.size());
+    sent.insert(sent.end(), piece.begin(), piece.begin() + static_cast<long>(n));
+    std::vector<uint8_t> buf(1 + rng() % 3000);
+    const uint64_t r = lane.rx->read(buf.data(), buf.size());
+    got.insert(got.end(), buf.begin(), buf.begin() + static_cast<long>(r));
+  }
+  while (got.size() < sent.size() && std::chrono::steady_clock::now() < until) {
+    lane.tx->progress();
+    std::vector<uint8_t> buf(4096);
+    const uint64_t r = lane.rx->read(buf.data(), buf.size());
+    got.insert(got.end(), buf.begin(), buf.begin() + static_cast<long>(r));
+  }
+  EXPECT_GE(sent.size(), 48u * 4096) << "credits stopped coming back";
+  EXPECT_EQ(got, sent);
+  while (!(lane.tx->drained() && lane.rx->drained()) && std::chrono::steady_clock::now() < until) {
+    lane.tx->progress();
+    lane.rx->progress();
+  }
+  EXPECT_TRUE(lane.tx->drained() && lane.rx->drained());
+}
+
+// A peer whose counts claim more than the ring's free space, or a rank with
+// no lane here, is refused rather than believed.
+TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
+  LanePair lane(GetParam(), node(), 4096);
+  FabricRma& writer = lane.sender_side.fabric();
+  const uint64_t peer = writer.add_peer(lane.receiver_side.fabric().address());
+  std::vector<uint8_t> source(16, 1);
+  WriteCompletion first, second;
+  // Both sides progress (the peer's side accepts the connection).
+  auto post = [&](uint64_t immediate, WriteCompletion* completion) {
+    while (!writer.post_write(peer, source.data(), source.size(), lane.rx->region(), 0, immediate,
+                              completion)) {
+      writer.progress();
+      lane.receiver_side.fabric().progress();
+    }
+  };
+  post(encode_rma_notice({0, false, 4097}), &first);
+  const uint8_t* data;
+  try {
+    for (int i = 0; i < 1000000; ++i) {
+      writer.progress();
+      lane.rx->peek(&data);
+    }
+    FAIL() << "an overfilling notice was believed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(e.message().find("past the ring's free space"), std::string::npos) << e.message();
+  }
+  post(encode_rma_notice({1, false, 8}), &second);
+  try {
+    for (int i = 0; i < 1000000; ++i) {
+      writer.progress();
+      lane.rx->peek(&data);
+    }
+    FAIL() << "a notice from a rank without a lane was believed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(e.message().find("rank 1, which has no lane"), std::string::npos) << e.message();
   }
 }
 

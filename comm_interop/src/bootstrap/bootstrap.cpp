@@ -94,7 +94,7 @@ CommConfig CommConfig::from_environment() {
   }
   read_choice("POLYCHIP_COMM_ALGO", {"auto", "ring", "direct"}, c.algorithm);
   read_choice("POLYCHIP_COMM_PATH", {"auto", "host", "hierarchical"}, c.path);
-  read_choice("POLYCHIP_COMM_TRANSPORT", {"auto", "tcp"}, c.transport);
+  read_choice("POLYCHIP_COMM_TRANSPORT", {"auto", "tcp", "rdma"}, c.transport);
   read_choice("POLYCHIP_COMM_STAGING", {"auto", "overlap", "whole"}, c.staging);
   if (const char* v = env("POLYCHIP_COMM_SHM_BYTES")) {
     long bytes = parse_long("POLYCHIP_COMM_SHM_BYTES", v, 4096, long{1} << 30);

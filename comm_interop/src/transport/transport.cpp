@@ -11,12 +11,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <thread>
 
 #include "polychip/error.hpp"
+#include "transport/byte_ring.hpp"
+#include "transport/rdma/rma_ring.hpp"
 #include "transport/shm/shm_ring.hpp"
 #include "wire/crc32c.hpp"
 
@@ -31,18 +34,21 @@ constexpr double kHandshakeSeconds = 5.0;
 // another core usually answers well within it, and a sleep costs a doorbell
 // (a TCP send and a wake-up, tens of microseconds).
 constexpr int kSpinMicros = 50;
+// RDMA lanes cannot be woken by a doorbell: a rank keeps polling them this
+// long after they last moved, then looks every millisecond.
+constexpr int kRdmaSpinMicros = 2000;
 // How long a rank that timed out waits for its peers to say where they wait.
 constexpr double kAskPeersSeconds = 1.0;
 
 }  // namespace
 
 struct Transport::Connection {
-  Fd fd;  // invalid on a shared-memory lane
+  Fd fd;  // invalid on a lane
   int peer = -1;
   int index = 0;
-  // Shared-memory lane: the ring pair, and the TCP connection (socket 0)
-  // that carries its doorbells.
-  std::unique_ptr<ShmRing> rx, tx;
+  // A lane (shared memory or RDMA): the ring pair, and the TCP connection
+  // (socket 0) that carries its doorbells.
+  std::unique_ptr<ByteRing> rx, tx;
   Connection* doorbell = nullptr;
   std::string control_out;  // doorbell frames not yet written (TCP only)
   bool closed = false;      // the peer closed it cleanly between frames
@@ -91,8 +97,11 @@ Transport::Transport(int rank, std::vector<PeerInfo> peers, Fd listener,
   }
   connections_.resize(peers_.size());
   lane_of_peer_.assign(peers_.size(), nullptr);
+  link_of_peer_.assign(peers_.size(), "tcp");
   connect_mesh(std::move(listener), credentials);
-  setup_shared_memory(Deadline(options_.timeout_seconds, options_.setup_cancelled));
+  const Deadline deadline(options_.timeout_seconds, options_.setup_cancelled);
+  setup_shared_memory(deadline);
+  setup_rdma(deadline);  // also without RDMA: the peers' offers must be answered
 }
 
 Transport::~Transport() {
@@ -224,24 +233,190 @@ void Transport::setup_shared_memory(const Deadline& deadline) {
   // Both sides know both answers, so they agree on which links use rings.
   for (int p = 0; p < world; ++p) {
     if (p == rank_ || !rx[p] || !tx[p] || !offer_taken[p]) continue;
-    auto lane = std::make_unique<Connection>();
-    lane->peer = p;
-    lane->index = -1;
-    lane->rx = std::move(rx[p]);
-    lane->tx = std::move(tx[p]);
-    lane->doorbell = connections_[p][0].get();
-    lane_of_peer_[p] = lane.get();
-    all_connections_.push_back(lane.get());
-    shm_lanes_.push_back(std::move(lane));
+    add_lane(p, std::move(rx[p]), std::move(tx[p]), "shm");
   }
 }
 
-bool Transport::uses_shared_memory(int peer) const { return lane_of_peer_[peer] != nullptr; }
+void Transport::add_lane(int peer, std::unique_ptr<ByteRing> rx, std::unique_ptr<ByteRing> tx,
+                         const char* kind) {
+  auto lane = std::make_unique<Connection>();
+  lane->peer = peer;
+  lane->index = -1;
+  lane->rx = std::move(rx);
+  lane->tx = std::move(tx);
+  lane->doorbell = connections_[peer][0].get();
+  lanes_wake_by_doorbell_ =
+      lanes_wake_by_doorbell_ && lane->rx->wakes_by_doorbell() && lane->tx->wakes_by_doorbell();
+  lane_of_peer_[peer] = lane.get();
+  link_of_peer_[peer] = kind;
+  all_connections_.push_back(lane.get());
+  lanes_.push_back(std::move(lane));
+}
+
+std::unique_ptr<RmaEndpoint> Transport::open_rdma_endpoint(std::string* why_not) const {
+  std::vector<std::string> providers;
+  if (!options_.net_provider.empty()) {
+    providers = {options_.net_provider};
+  } else if (const char* env = std::getenv("POLYCHIP_NET_PROVIDER"); env && *env) {
+    providers = {env};
+  } else {
+    for (const std::string& p : FabricRma::preferred_providers()) {
+      // Across hosts by default only a NIC's provider beats the TCP mesh.
+      const bool nic = p != "tcp;ofi_rxm";
+      if (nic || options_.rdma == TransportOptions::Rdma::kEveryPeer) providers.push_back(p);
+    }
+  }
+  std::string reasons;
+  for (const std::string& provider : providers) {
+    try {
+      // tcp binds to the address peers reach this rank at; shm has no address to bind.
+      const std::string node = provider == "shm" ? "" : peers_[rank_].address;
+      return std::make_unique<RmaEndpoint>(std::make_unique<FabricRma>(provider, node), rank_,
+                                           world());
+    } catch (const Error& e) {
+      reasons += (reasons.empty() ? "" : "; ") + e.message();
+    }
+  }
+  *why_not = reasons.empty() ? "no provider to try" : reasons;
+  return nullptr;
+}
+
+void Transport::setup_rdma(const Deadline& deadline) {
+  const int world = static_cast<int>(peers_.size());
+  auto wanted = [&](int p) {
+    if (p == rank_ || lane_of_peer_[p] || options_.rdma == TransportOptions::Rdma::kOff)
+      return false;
+    return options_.rdma == TransportOptions::Rdma::kEveryPeer ||
+           peers_[p].host != peers_[rank_].host;
+  };
+  bool any = false;
+  for (int p = 0; p < world; ++p) any = any || wanted(p);
+  std::string why_not;
+  if (any) {
+    try {
+      rma_ = open_rdma_endpoint(&why_not);
+    } catch (const Error& e) {
+      why_not = e.message();
+    }
+    if (!rma_) {
+      std::fprintf(stderr, "polychip comm: rank %d: no RDMA lanes, peers stay on TCP: %s\n", rank_,
+                   why_not.c_str());
+    }
+  }
+  std::vector<std::unique_ptr<RmaRing>> rx(world), tx(world);
+  std::vector<RdmaOffer> theirs(world);
+  std::vector<bool> taken(world, false);
+  // Every peer without a shared-memory lane gets an offer (empty when none
+  // is wanted), so both sides always exchange the same messages.
+  auto exchanged = [&](int p) { return p != rank_ && !lane_of_peer_[p]; };
+  auto socket0 = [&](int p) { return connections_[p][0]->fd.get(); };
+  for (int p = 0; p < world; ++p) {
+    if (!exchanged(p)) continue;
+    RdmaOffer offer;
+    if (rma_ && wanted(p)) {
+      rx[p] = RmaRing::receiver(*rma_, options_.rdma_ring_bytes);
+      tx[p] = RmaRing::sender(*rma_, options_.rdma_ring_bytes);
+      offer.offered = true;
+      offer.provider = rma_->fabric().provider();
+      offer.address = rma_->fabric().address();
+      const RemoteRegion ring = rx[p]->region(), box = tx[p]->region();
+      offer.ring = {ring.address, ring.key, ring.size};
+      offer.credit_box = {box.address, box.key, box.size};
+    }
+    std::vector<uint8_t> bytes = encode_rdma_offer(offer);
+    write_exact(socket0(p), bytes.data(), bytes.size(), deadline, "RDMA offer");
+  }
+  for (int p = 0; p < world; ++p) {
+    if (!exchanged(p)) continue;
+    uint8_t bytes[kRdmaOfferSize];
+    read_exact(socket0(p), bytes, sizeof(bytes), deadline, "RDMA offer");
+    theirs[p] = parse_rdma_offer(bytes);
+    bool accept = false;
+    if (rx[p] && !theirs[p].offered) {
+      std::fprintf(stderr, "polychip comm: rank %d: rank %d offers no RDMA lane; TCP\n", rank_, p);
+    } else if (rx[p]) {
+      if (theirs[p].provider != rma_->fabric().provider()) {
+        std::fprintf(stderr,
+                     "polychip comm: rank %d: rank %d offers RDMA over %s, this rank %s; TCP\n",
+                     rank_, p, theirs[p].provider.c_str(), rma_->fabric().provider().c_str());
+      } else if (theirs[p].ring.size != options_.rdma_ring_bytes) {
+        std::fprintf(stderr, "polychip comm: rank %d: rank %d's RDMA ring differs in size; TCP\n",
+                     rank_, p);
+      } else {
+        try {
+          const uint64_t handle = rma_->fabric().add_peer(theirs[p].address);
+          const RdmaRegion& ring = theirs[p].ring;
+          const RdmaRegion& box = theirs[p].credit_box;
+          tx[p]->connect(handle, {ring.address, ring.key, ring.size});
+          rx[p]->connect(handle, {box.address, box.key, box.size});
+          accept = true;
+        } catch (const Error& e) {
+          std::fprintf(stderr, "polychip comm: rank %d: no RDMA lane to rank %d, TCP: %s\n", rank_,
+                       p, e.message().c_str());
+        }
+      }
+    }
+    std::vector<uint8_t> reply = encode_rdma_reply(accept);
+    write_exact(socket0(p), reply.data(), reply.size(), deadline, "RDMA reply");
+    taken[p] = accept;
+  }
+  for (int p = 0; p < world; ++p) {
+    if (!exchanged(p)) continue;
+    uint8_t bytes[kRdmaReplySize];
+    read_exact(socket0(p), bytes, sizeof(bytes), deadline, "RDMA reply");
+    const bool their_answer = parse_rdma_reply(bytes);
+    if (!taken[p] || !their_answer) continue;
+    rma_->attach(p, rx[p].get(), tx[p].get());
+    add_lane(p, std::move(rx[p]), std::move(tx[p]), "rdma");
+  }
+}
+
+std::string Transport::rdma_provider() const {
+  for (const std::string& link : link_of_peer_)
+    if (link == "rdma") return rma_->fabric().provider();
+  return "";
+}
+
+bool Transport::uses_shared_memory(int peer) const { return link_of_peer_[peer] == "shm"; }
 
 std::string Transport::link_summary() const {
-  const size_t peers = peers_.size() - 1;
-  if (shm_lanes_.empty()) return "tcp";
-  return shm_lanes_.size() == peers ? "shm" : "shm+tcp";
+  if (peers_.size() == 1) return "tcp";
+  std::string summary;
+  for (const char* kind : {"shm", "rdma", "tcp"}) {
+    for (int p = 0; p < world(); ++p) {
+      if (p != rank_ && link_of_peer_[p] == kind) {
+        summary += (summary.empty() ? "" : "+") + std::string(kind);
+        break;
+      }
+    }
+  }
+  return summary;
+}
+
+void Transport::drain_lanes() {
+  // A peer that hung up after the collective had what it needed (else its
+  // failure is its own to report): its lane's unfinished writes are moot.
+  auto hung_up = [](const Connection& tcp) {
+    if (tcp.closed || !tcp.fd.valid()) return true;
+    char byte;
+    const ssize_t n = ::recv(tcp.fd.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  };
+  for (;;) {
+    bool drained = true;
+    for (const auto& lane : lanes_) {
+      lane->rx->progress();
+      lane->tx->progress();
+      const bool done = lane->rx->drained() && lane->tx->drained();
+      drained = drained && (done || hung_up(*lane->doorbell));
+    }
+    if (drained) return;
+    if (deadline_.expired()) {
+      throw_error(StatusCode::kDeadlineExceeded,
+                  "timed out handing the last bytes of a collective to the RDMA provider");
+    }
+    std::this_thread::yield();
+  }
 }
 
 ssize_t Transport::receive_bytes(Connection& c, void* data, size_t size) {
@@ -251,7 +426,7 @@ ssize_t Transport::receive_bytes(Connection& c, void* data, size_t size) {
     errno = EAGAIN;
     return -1;
   }
-  shm_bytes_moved_ += n;
+  lane_bytes_moved_ += n;
   if (c.rx->take_writer_waiting()) ring_doorbell(c);
   return static_cast<ssize_t>(n);
 }
@@ -268,7 +443,7 @@ bool Transport::reduce_from_ring(Connection& c, Task& t) {
   c.rx->consume(n);
   c.got += n;
   c.reduced = c.got;
-  shm_bytes_moved_ += n;
+  lane_bytes_moved_ += n;
   if (c.rx->take_writer_waiting()) ring_doorbell(c);
   return true;
 }
@@ -299,28 +474,31 @@ void Transport::flush_control(Connection& c) {
   }
 }
 
-bool Transport::pump_shared_memory() {
-  const uint64_t before = shm_bytes_moved_;
-  for (const auto& lane : shm_lanes_) {
+bool Transport::pump_lanes() {
+  const uint64_t before = lane_bytes_moved_;
+  bool progressed = false;
+  for (const auto& lane : lanes_) {
+    progressed = lane->rx->progress() || progressed;
+    progressed = lane->tx->progress() || progressed;
     if (!lane->parked) handle_readable(*lane);
     if ((lane->send_task >= 0 || !lane->queue.empty()) && !lane->writing) {
       handle_writable(*lane);
     }
   }
-  return shm_bytes_moved_ != before;
+  return lane_bytes_moved_ != before || progressed;
 }
 
-bool Transport::spin_shared_memory() {
+bool Transport::spin_lanes() {
   const Clock::time_point until = Clock::now() + std::chrono::microseconds(kSpinMicros);
   while (Clock::now() < until) {
     std::this_thread::yield();  // lets a peer sharing this core run
-    if (pump_shared_memory()) return true;
+    if (pump_lanes()) return true;
   }
   return false;
 }
 
-bool Transport::arm_shared_memory() {
-  for (const auto& lane : shm_lanes_) {
+bool Transport::arm_lanes() {
+  for (const auto& lane : lanes_) {
     const bool reading = lane->pending_receives > 0 && !lane->parked;
     const bool writing = lane->send_task >= 0 || !lane->queue.empty();
     if (reading && !lane->rx->arm_reader()) return false;
@@ -343,7 +521,9 @@ Transport::Connection& Transport::connection_for(const Task& t) {
 void Transport::fail_on(Connection& c, StatusCode code, const std::string& why) {
   std::string what = plan_ ? std::string(plan_->name()) + " #" + std::to_string(plan_->seq())
                            : std::string("communicator");
-  std::string link = c.rx ? "shared memory" : "socket " + std::to_string(c.index);
+  std::string link = !c.rx                            ? "socket " + std::to_string(c.index)
+                     : link_of_peer_[c.peer] == "shm" ? std::string("shared memory")
+                                                      : std::string("RDMA lane");
   throw_error(code, what + ": " + why + " [" + describe_peer(c.peer) + ", " + link + "]");
 }
 
@@ -429,7 +609,7 @@ void Transport::handle_writable(Connection& c) {
         if (w < iov[i].iov_len) break;
       }
       if (written == 0) break;  // ring full: the receiver rings when it frees space
-      shm_bytes_moved_ += written;
+      lane_bytes_moved_ += written;
       if (c.tx->take_reader_waiting()) ring_doorbell(c);
       n = static_cast<ssize_t>(written);
     } else {
@@ -778,6 +958,7 @@ void Transport::run(Plan& plan) {
     }
     std::vector<pollfd> fds;
     std::vector<Connection*> polled;
+    Clock::time_point lanes_moved_at = Clock::now();
     while (remaining_ > 0) {
       if (abort_requested_) {
         std::string reason;
@@ -788,11 +969,22 @@ void Transport::run(Plan& plan) {
         throw_error(StatusCode::kAborted, reason);
       }
       int timeout_ms = deadline_.remaining_ms(1000);
-      if (!shm_lanes_.empty()) {
+      if (!lanes_.empty()) {
         // Rings have no descriptor: look at them every turn; sleep only
         // with the wake-up flags armed, so a doorbell ends the sleep.
-        if (pump_shared_memory() || spin_shared_memory() || !arm_shared_memory()) timeout_ms = 0;
+        if (pump_lanes() || spin_lanes()) {
+          timeout_ms = 0;
+          lanes_moved_at = Clock::now();
+        } else if (!arm_lanes()) {
+          timeout_ms = 0;
+        }
         if (remaining_ == 0) break;
+        // RDMA lanes land bytes only while this rank progresses them.
+        if (!lanes_wake_by_doorbell_) {
+          const bool recent =
+              Clock::now() - lanes_moved_at < std::chrono::microseconds(kRdmaSpinMicros);
+          timeout_ms = std::min(timeout_ms, recent ? 0 : 1);
+        }
       }
       fds.clear();
       polled.clear();
@@ -833,6 +1025,7 @@ void Transport::run(Plan& plan) {
                         " s (POLYCHIP_COMM_TIMEOUT)" + pending_summary() + view.text);
       }
     }
+    drain_lanes();
   } catch (const Error& e) {
     std::lock_guard<std::mutex> lock(abort_mutex_);
     failed_ = true;

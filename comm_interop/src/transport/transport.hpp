@@ -1,10 +1,11 @@
 // polychip's transport: a full mesh of authenticated TCP sockets (several
 // per peer) and one poll()-driven event loop that runs a Plan on the calling
-// thread. Peers that can map each other's shared memory (same host) move
-// their frames through a shared-memory ring pair instead and keep the TCP
-// connection for doorbells, aborts and liveness. Every connection is watched
-// during every operation, so a peer that dies or closes is noticed at once;
-// a peer that hangs hits the deadline.
+// thread. A peer may instead be reached over a lane, a pair of byte rings:
+// shared memory (same host) or RDMA (one-sided writes through libfabric
+// into registered host memory, the H2D-RDMA path). A lane's peer keeps its
+// TCP connection for doorbells, aborts and liveness. Every connection is
+// watched during every operation, so a peer that dies or closes is noticed
+// at once; a peer that hangs hits the deadline.
 #pragma once
 
 #include <sys/types.h>
@@ -24,12 +25,23 @@
 
 namespace polychip::comm {
 
+class ByteRing;
+class RmaEndpoint;
+
 struct TransportOptions {
   double timeout_seconds = 300;
   bool checksum = false;
   int sockets_per_peer = 2;
   bool shared_memory = true;             // offer shared-memory links to same-host peers
   uint64_t shm_ring_bytes = 4ull << 20;  // per direction and peer (a power of two)
+  // RDMA lanes: to no peer, to peers on other hosts when a NIC provider
+  // (verbs, efa, cxi) opens, or to every peer without a shared-memory lane
+  // (any provider, tcp;ofi_rxm and shm included). A lane that cannot be set
+  // up leaves its peer on TCP, with the reason on stderr.
+  enum class Rdma { kOff, kAcrossHosts, kEveryPeer };
+  Rdma rdma = Rdma::kOff;
+  std::string net_provider;  // empty: POLYCHIP_NET_PROVIDER, else the preferred list
+  uint64_t rdma_ring_bytes = 4ull << 20;
   // Raised when set-up must stop waiting (a rank left the rendezvous).
   std::shared_ptr<const std::atomic<bool>> setup_cancelled;
 };
@@ -62,8 +74,13 @@ class Transport {
   int refused_connections() const { return refused_connections_; }
   std::string describe_peer(int r) const;
   bool uses_shared_memory(int peer) const;
-  // What carries this rank's frames: "tcp", "shm" or "shm+tcp" (some peers each).
+  // What carries frames to `peer`: "shm", "rdma" or "tcp".
+  const std::string& link_to(int peer) const { return link_of_peer_[peer]; }
+  // What carries this rank's frames: "tcp", "shm", "rdma" or a '+'-joined
+  // mix ("shm+tcp") in that order.
   std::string link_summary() const;
+  // The RDMA provider of this rank's lanes, empty without any.
+  std::string rdma_provider() const;
 
  private:
   struct Connection;
@@ -82,6 +99,14 @@ class Transport {
   void connect_mesh(Fd listener, const Credentials& credentials);
   // Negotiates shared-memory links on socket 0 of every peer (wire.hpp).
   void setup_shared_memory(const Deadline& deadline);
+  // Then RDMA lanes to the peers left on TCP, likewise.
+  void setup_rdma(const Deadline& deadline);
+  std::unique_ptr<RmaEndpoint> open_rdma_endpoint(std::string* why_not) const;
+  void add_lane(int peer, std::unique_ptr<ByteRing> rx, std::unique_ptr<ByteRing> tx,
+                const char* kind);
+  // Progresses every lane until nothing staged or owed is left (RDMA lanes
+  // move bytes only while this rank progresses them).
+  void drain_lanes();
   Connection& connection_for(const Task& t);
   ssize_t receive_bytes(Connection& c, void* data, size_t size);
   // Receive-and-reduce straight out of a shared-memory ring; false when the
@@ -90,11 +115,11 @@ class Transport {
   void ring_doorbell(Connection& lane);
   void flush_control(Connection& c);
   // Moves what it can on every shared-memory link; true when bytes moved.
-  bool pump_shared_memory();
+  bool pump_lanes();
   // Polls the rings for a short while before sleeping; true when bytes moved.
-  bool spin_shared_memory();
+  bool spin_lanes();
   // Arms the wake-up flags before sleeping; false when a link has work now.
-  bool arm_shared_memory();
+  bool arm_lanes();
   void enqueue_send(int task);
   void complete(int task);
   void handle_readable(Connection& c);
@@ -121,9 +146,13 @@ class Transport {
   TransportOptions options_;
   std::vector<std::vector<std::unique_ptr<Connection>>> connections_;  // [peer][socket]
   std::vector<Connection*> all_connections_;  // TCP connections and shared-memory lanes
-  std::vector<std::unique_ptr<Connection>> shm_lanes_;
+  std::vector<std::unique_ptr<Connection>> lanes_;
+  // After lanes_: its registrations go before the rings' memory.
+  std::unique_ptr<RmaEndpoint> rma_;
+  std::vector<std::string> link_of_peer_;
+  bool lanes_wake_by_doorbell_ = true;
   std::vector<Connection*> lane_of_peer_;  // nullptr: the peer is reached over TCP
-  uint64_t shm_bytes_moved_ = 0;
+  uint64_t lane_bytes_moved_ = 0;
   int refused_connections_ = 0;
 
   uint64_t next_collective_seq_ = 0;

@@ -172,20 +172,108 @@ ShmOffer parse_shm_offer(std::span<const uint8_t> bytes) {
   return o;
 }
 
-std::vector<uint8_t> encode_shm_reply(bool accepted) {
+namespace {
+
+std::vector<uint8_t> encode_link_reply(uint32_t magic, bool accepted) {
   ByteWriter w;
-  w.u32(kShmReplyMagic);
+  w.u32(magic);
   w.u32(accepted ? 1 : 0);
   return std::move(w.bytes());
 }
 
-bool parse_shm_reply(std::span<const uint8_t> bytes) {
-  ByteReader r(bytes, "shared-memory reply");
-  check_magic(r, kShmReplyMagic, "shared-memory reply");
+bool parse_link_reply(std::span<const uint8_t> bytes, uint32_t magic, const char* what) {
+  ByteReader r(bytes, what);
+  check_magic(r, magic, what);
   uint32_t accepted = r.u32("accepted");
   r.expect_end();
-  if (accepted > 1) corrupt("shared-memory reply: unknown value " + std::to_string(accepted));
+  if (accepted > 1) corrupt(std::string(what) + ": unknown value " + std::to_string(accepted));
   return accepted == 1;
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode_shm_reply(bool accepted) {
+  return encode_link_reply(kShmReplyMagic, accepted);
+}
+
+bool parse_shm_reply(std::span<const uint8_t> bytes) {
+  return parse_link_reply(bytes, kShmReplyMagic, "shared-memory reply");
+}
+
+std::vector<uint8_t> encode_rdma_reply(bool accepted) {
+  return encode_link_reply(kRdmaReplyMagic, accepted);
+}
+
+bool parse_rdma_reply(std::span<const uint8_t> bytes) {
+  return parse_link_reply(bytes, kRdmaReplyMagic, "RDMA reply");
+}
+
+std::vector<uint8_t> encode_rdma_offer(const RdmaOffer& o) {
+  ByteWriter w;
+  w.u32(kRdmaOfferMagic);
+  w.u32(o.offered ? 1 : 0);
+  std::string provider = o.offered ? o.provider : std::string();
+  std::vector<uint8_t> address = o.offered ? o.address : std::vector<uint8_t>();
+  if (provider.size() > kRdmaProviderMax || address.size() > kRdmaAddressMax) {
+    throw_error(StatusCode::kInvalidArgument, "RDMA offer: provider name or address too long");
+  }
+  w.u8(static_cast<uint8_t>(provider.size()));
+  provider.resize(kRdmaProviderMax, '\0');
+  w.raw(provider.data(), kRdmaProviderMax);
+  w.u16(static_cast<uint16_t>(address.size()));
+  address.resize(kRdmaAddressMax, 0);
+  w.raw(address.data(), kRdmaAddressMax);
+  for (const RdmaRegion* region : {&o.ring, &o.credit_box}) {
+    w.u64(o.offered ? region->address : 0);
+    w.u64(o.offered ? region->key : 0);
+    w.u64(o.offered ? region->size : 0);
+  }
+  return std::move(w.bytes());
+}
+
+RdmaOffer parse_rdma_offer(std::span<const uint8_t> bytes) {
+  ByteReader r(bytes, "RDMA offer");
+  check_magic(r, kRdmaOfferMagic, "RDMA offer");
+  uint32_t flags = r.u32("flags");
+  if (flags > 1) corrupt("RDMA offer: unknown flags " + std::to_string(flags));
+  RdmaOffer o;
+  o.offered = flags == 1;
+  uint8_t provider_length = r.u8("provider length");
+  char provider[kRdmaProviderMax];
+  r.raw(provider, kRdmaProviderMax, "provider");
+  uint16_t address_length = r.u16("address length");
+  uint8_t address[kRdmaAddressMax];
+  r.raw(address, kRdmaAddressMax, "address");
+  for (RdmaRegion* region : {&o.ring, &o.credit_box}) {
+    region->address = r.u64("region address");
+    region->key = r.u64("region key");
+    region->size = r.u64("region size");
+  }
+  r.expect_end();
+  if (!o.offered) return {};
+  if (provider_length == 0 || provider_length > kRdmaProviderMax) {
+    corrupt("RDMA offer: provider name length " + std::to_string(provider_length));
+  }
+  o.provider.assign(provider, provider_length);
+  for (char c : o.provider) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == ';')) {
+      corrupt("RDMA offer: provider name has a character outside [a-z0-9_;]");
+    }
+  }
+  if (address_length == 0 || address_length > kRdmaAddressMax) {
+    corrupt("RDMA offer: address length " + std::to_string(address_length));
+  }
+  o.address.assign(address, address + address_length);
+  const uint64_t ring = o.ring.size;
+  if (ring == 0 || (ring & (ring - 1)) != 0 || ring > kMaxShmRingBytes) {
+    corrupt("RDMA offer: ring of " + std::to_string(ring) + " bytes is not a power of two up to " +
+            std::to_string(kMaxShmRingBytes));
+  }
+  if (o.credit_box.size < 8 || o.credit_box.size > 4096) {
+    corrupt("RDMA offer: credit box of " + std::to_string(o.credit_box.size) + " bytes");
+  }
+  return o;
 }
 
 std::vector<uint8_t> encode_hello(const Hello& h) {

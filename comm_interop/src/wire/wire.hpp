@@ -14,9 +14,9 @@
 
 namespace polychip::comm {
 
-inline constexpr uint8_t kWireVersion = 3;  // 3: status frames (kind 5)
-inline constexpr uint32_t kFrameMagic = 0x314d4350;      // "PCM1"
-inline constexpr uint32_t kHelloMagic = 0x31484350;      // "PCH1"
+inline constexpr uint8_t kWireVersion = 4;           // 3: status frames (kind 5); 4: RDMA offers
+inline constexpr uint32_t kFrameMagic = 0x314d4350;  // "PCM1"
+inline constexpr uint32_t kHelloMagic = 0x31484350;  // "PCH1"
 inline constexpr uint32_t kChallengeMagic = 0x31434350;  // "PCC1"
 inline constexpr uint32_t kResponseMagic = 0x31524350;   // "PCR1"
 // Largest payload a frame may announce (chunks are ~1 MiB; p2p messages
@@ -127,6 +127,32 @@ std::vector<uint8_t> encode_shm_offer(const ShmOffer& o);
 ShmOffer parse_shm_offer(std::span<const uint8_t> bytes);
 std::vector<uint8_t> encode_shm_reply(bool accepted);
 bool parse_shm_reply(std::span<const uint8_t> bytes);
+
+// RDMA lanes, negotiated likewise on socket 0 with every peer that has no
+// shared-memory lane: each side offers its libfabric provider and endpoint
+// address, the ring it receives on and the credit box its sending side
+// receives on; the other adds the address and replies whether it could. A
+// lane uses RDMA only when both offers were accepted.
+inline constexpr uint32_t kRdmaOfferMagic = 0x32524350;  // "PCR2"
+inline constexpr uint32_t kRdmaReplyMagic = 0x32414350;  // "PCA2"
+inline constexpr size_t kRdmaProviderMax = 31;
+inline constexpr size_t kRdmaAddressMax = 256;
+struct RdmaRegion {
+  uint64_t address = 0, key = 0, size = 0;
+};
+struct RdmaOffer {
+  bool offered = false;
+  std::string provider;          // a libfabric provider name, [a-z0-9_;]
+  std::vector<uint8_t> address;  // the provider's endpoint name
+  RdmaRegion ring, credit_box;
+};
+inline constexpr size_t kRdmaOfferSize =
+    4 + 4 + 1 + kRdmaProviderMax + 2 + kRdmaAddressMax + 2 * 3 * 8;
+inline constexpr size_t kRdmaReplySize = 8;
+std::vector<uint8_t> encode_rdma_offer(const RdmaOffer& o);
+RdmaOffer parse_rdma_offer(std::span<const uint8_t> bytes);
+std::vector<uint8_t> encode_rdma_reply(bool accepted);
+bool parse_rdma_reply(std::span<const uint8_t> bytes);
 
 // Rendezvous store: length-prefixed requests/responses after the handshake.
 enum class StoreOp : uint8_t { kSet = 1, kGet = 2, kAdd = 3 };

@@ -18,9 +18,14 @@ struct CommConfig {
   std::string algorithm = "auto";   // POLYCHIP_COMM_ALGO: auto | ring | direct
   std::string path = "auto";        // POLYCHIP_COMM_PATH: auto | host | hierarchical
   // POLYCHIP_COMM_TRANSPORT: auto (shared memory between ranks that can map
-  // each other's, TCP otherwise) | tcp (TCP everywhere).
+  // each other's; RDMA to other hosts when a NIC's libfabric provider opens;
+  // TCP otherwise) | tcp (TCP everywhere) | rdma (RDMA lanes to every peer,
+  // on POLYCHIP_NET_PROVIDER or the first provider that opens, tcp;ofi_rxm
+  // and shm included). A lane that cannot be set up stays on TCP, with the
+  // reason on stderr.
   std::string transport = "auto";
-  uint64_t shm_ring_bytes = 1 << 20;  // POLYCHIP_COMM_SHM_BYTES: ring per direction and peer
+  // POLYCHIP_COMM_SHM_BYTES: shared-memory and RDMA ring per direction and peer
+  uint64_t shm_ring_bytes = 1 << 20;
   // POLYCHIP_COMM_STAGING: auto (overlap where the device copies on an
   // engine of its own, POLYCHIP_CAP_COPY_ENGINE) | overlap (device buffers
   // of adapters with async copies stream through the all-reduce) | whole

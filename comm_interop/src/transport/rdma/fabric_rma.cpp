@@ -7,6 +7,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +42,13 @@ struct OperationContext {
 struct FabricRma::ReceiveSlot {
   OperationContext context{};
   uint8_t buffer[8] = {};
+};
+
+// A posted write, likewise: busy from post to completion.
+struct FabricRma::WriteSlot {
+  OperationContext context{};
+  bool busy = false;
+  WriteCompletion* completion = nullptr;
 };
 
 const std::vector<std::string>& FabricRma::preferred_providers() {
@@ -98,6 +106,7 @@ FabricRma::FabricRma(const std::string& provider, const std::string& node) {
     check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV),
           provider_ + ": binding the completion queue");
     check(fi_enable(ep_), provider_ + ": fi_enable");
+    for (size_t i = 0; i < kWriteSlots; ++i) writes_.push_back(std::make_unique<WriteSlot>());
     if (info_->mode & FI_RX_CQ_DATA) {
       for (size_t i = 0; i < kPostedReceives; ++i) {
         receives_.push_back(std::make_unique<ReceiveSlot>());
@@ -202,88 +211,120 @@ void FabricRma::post_receive(ReceiveSlot& slot) {
   check(rc, provider_ + ": posting a receive");
 }
 
-bool FabricRma::poll_completions(void* context) {
+void FabricRma::progress() {
   fi_cq_data_entry entries[16];
   const ssize_t n = fi_cq_read(cq_, entries, 16);
-  if (n == -FI_EAGAIN) return false;
+  if (n == -FI_EAGAIN) return;
   if (n == -FI_EAVAIL) {
     fi_cq_err_entry err{};
     fi_cq_readerr(cq_, &err, 0);
     char detail[256] = "";
     const char* provider_text =
         fi_cq_strerror(cq_, err.prov_errno, err.err_data, detail, sizeof detail);
-    throw_error(StatusCode::kUnavailable, provider_ + ": a write failed: " + fabric_error(err.err) +
-                                              " (" + (provider_text ? provider_text : "") + ")");
+    const std::string why =
+        fabric_error(err.err) + " (" + (provider_text ? provider_text : "") + ")";
+    if (err.op_context && (err.flags & FI_WRITE)) {
+      // The write's owner decides what its failure means.
+      auto* slot = static_cast<WriteSlot*>(err.op_context);
+      if (slot->completion) *slot->completion = {true, provider_ + ": a write failed: " + why};
+      slot->busy = false;
+      slot->completion = nullptr;
+      return;
+    }
+    throw_error(StatusCode::kUnavailable, provider_ + ": an operation failed: " + why);
   }
   check(static_cast<int>(n), provider_ + ": fi_cq_read");
-  bool done = false;
   for (ssize_t i = 0; i < n; ++i) {
     const fi_cq_data_entry& e = entries[i];
     if (e.flags & FI_REMOTE_CQ_DATA) {
       notices_.push_back({e.data});
       if ((e.flags & FI_RECV) && e.op_context)  // it consumed one of our receives: repost it
         post_receive(*static_cast<ReceiveSlot*>(e.op_context));
+    } else if ((e.flags & FI_WRITE) && e.op_context) {
+      auto* slot = static_cast<WriteSlot*>(e.op_context);
+      if (slot->completion) slot->completion->done = true;
+      slot->busy = false;
+      slot->completion = nullptr;
     }
-    if (e.op_context == context) done = true;
   }
-  return done;
 }
 
-void FabricRma::write(uint64_t peer, const void* local, uint64_t size, const RemoteRegion& remote,
-                      uint64_t offset, uint64_t immediate, double timeout_seconds) {
+bool FabricRma::next_notice(WriteNotice* notice) {
+  if (notices_.empty()) return false;
+  *notice = notices_.front();
+  notices_.pop_front();
+  return true;
+}
+
+size_t FabricRma::immediate_bytes() const { return info_->domain_attr->cq_data_size; }
+
+void FabricRma::check_write(uint64_t size, const RemoteRegion& remote, uint64_t offset,
+                            uint64_t immediate) const {
   if (offset > remote.size || size > remote.size - offset) {
     throw_error(StatusCode::kInvalidArgument, "fabric write of " + std::to_string(size) +
                                                   " bytes at offset " + std::to_string(offset) +
                                                   " leaves the peer's region of " +
                                                   std::to_string(remote.size) + " bytes");
   }
-  const size_t data_bytes = info_->domain_attr->cq_data_size;
+  const size_t data_bytes = immediate_bytes();
   if (data_bytes < 8 && immediate >> (8 * data_bytes) != 0) {
     throw_error(StatusCode::kInvalidArgument, provider_ + " carries " + std::to_string(data_bytes) +
                                                   " bytes of immediate data; " +
                                                   std::to_string(immediate) + " does not fit");
   }
+}
+
+bool FabricRma::post_write(uint64_t peer, const void* local, uint64_t size,
+                           const RemoteRegion& remote, uint64_t offset, uint64_t immediate,
+                           WriteCompletion* completion) {
+  check_write(size, remote, offset, immediate);
   const Registration& r = registration_for(local, size);
-  OperationContext context{};
+  auto free_slot =
+      std::find_if(writes_.begin(), writes_.end(), [](const auto& w) { return !w->busy; });
+  if (free_slot == writes_.end()) return false;
+  WriteSlot& slot = **free_slot;
+  const ssize_t rc = fi_writedata(ep_, local, size, fi_mr_desc(r.mr), immediate, peer,
+                                  remote.address + offset, remote.key, &slot.context);
+  if (rc == -FI_EAGAIN) return false;
+  check(static_cast<int>(rc), provider_ + ": fi_writedata");
+  *completion = {};
+  slot.busy = true;
+  slot.completion = completion;
+  return true;
+}
+
+void FabricRma::write(uint64_t peer, const void* local, uint64_t size, const RemoteRegion& remote,
+                      uint64_t offset, uint64_t immediate, double timeout_seconds) {
   const auto deadline = deadline_after(timeout_seconds);
-  ssize_t rc;
-  while ((rc = fi_writedata(ep_, local, size, fi_mr_desc(r.mr), immediate, peer,
-                            remote.address + offset, remote.key, &context)) == -FI_EAGAIN) {
-    poll_completions(nullptr);
+  WriteCompletion completion;
+  while (!post_write(peer, local, size, remote, offset, immediate, &completion)) {
+    progress();
     if (Clock::now() > deadline)
       throw_error(StatusCode::kDeadlineExceeded, provider_ + ": the write queue stayed full");
   }
-  check(static_cast<int>(rc), provider_ + ": fi_writedata");
-  while (!poll_completions(&context)) {
-    if (Clock::now() > deadline) {
-      // The provider may still use `context`: cancel the write and wait (a
-      // bounded time) for its completion before the context goes away.
-      fi_cancel(&ep_->fid, &context);
-      const auto grace = deadline_after(1.0);
-      bool finished = false;
-      while (!finished && Clock::now() < grace) {
-        try {
-          finished = poll_completions(&context);
-        } catch (const Error&) {
-          finished = true;  // its error completion: the cancellation
-        }
-      }
+  while (!completion.done) {
+    progress();
+    if (!completion.done && Clock::now() > deadline) {
+      // The slot stays busy until the provider completes it; only the
+      // completion, which lives on this stack, is forgotten.
+      for (auto& w : writes_)
+        if (w->completion == &completion) w->completion = nullptr;
       throw_error(StatusCode::kDeadlineExceeded,
                   provider_ + ": a write of " + std::to_string(size) + " bytes did not complete");
     }
   }
+  if (!completion.error.empty()) throw_error(StatusCode::kUnavailable, completion.error);
 }
 
 WriteNotice FabricRma::wait_write(double timeout_seconds) {
   const auto deadline = deadline_after(timeout_seconds);
-  while (notices_.empty()) {
-    poll_completions(nullptr);
+  WriteNotice notice;
+  while (!next_notice(&notice)) {
+    progress();
     if (notices_.empty() && Clock::now() > deadline) {
       throw_error(StatusCode::kDeadlineExceeded, provider_ + ": no remote write arrived");
     }
   }
-  WriteNotice notice = notices_.front();
-  notices_.erase(notices_.begin());
   return notice;
 }
 

@@ -6,11 +6,12 @@
 // a peer's region with 64 bits of immediate data that the peer sees as a
 // completion: the data landed.
 //
-// Not yet wired into Transport (the collectives still move bytes over TCP
-// and shared memory); tests: comm_interop/tests/fabric_rma_test.cpp.
+// The transport's RDMA lanes (rma_ring.hpp) post writes and progress the
+// queue themselves; tests: comm_interop/tests/fabric_rma_test.cpp.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,6 +40,13 @@ struct RemoteRegion {
 // (which says who wrote and what, by the caller's convention).
 struct WriteNotice {
   uint64_t data = 0;
+};
+
+// The local end of a posted write: done once the provider let go of the
+// source, with `error` set when the write failed.
+struct WriteCompletion {
+  bool done = false;
+  std::string error;
 };
 
 class FabricRma {
@@ -77,18 +85,33 @@ class FabricRma {
   // Waits for the next remote write into this endpoint's regions.
   WriteNotice wait_write(double timeout_seconds);
 
+  // Non-blocking form of write(): posts it and returns true, or false when
+  // the provider's queue or this endpoint's write contexts are full (call
+  // progress() and try again). `completion` is reset, then filled in by
+  // progress(); it must outlive the write.
+  bool post_write(uint64_t peer, const void* local, uint64_t size, const RemoteRegion& remote,
+                  uint64_t offset, uint64_t immediate, WriteCompletion* completion);
+  // Progresses the completion queue once: finished or failed writes fill in
+  // their completion, remote writes queue notices. Any other failed
+  // operation throws UNAVAILABLE.
+  void progress();
+  // The oldest queued notice of a remote write, if any.
+  bool next_notice(WriteNotice* notice);
+  // Bytes of immediate data a write carries (4 on verbs, 8 on tcp and shm).
+  size_t immediate_bytes() const;
+
  private:
   struct Registration {
     fid_mr* mr = nullptr;
     RemoteRegion region;
   };
   struct ReceiveSlot;
+  struct WriteSlot;
   const Registration& registration_for(const void* data, uint64_t size);
+  void check_write(uint64_t size, const RemoteRegion& remote, uint64_t offset,
+                   uint64_t immediate) const;
   void post_receive(ReceiveSlot& slot);
   void close_all();
-  // Progresses the completion queue once: a write notice is queued; returns
-  // true when the local write `context` completed.
-  bool poll_completions(void* context);
 
   std::string provider_;
   fi_info* info_ = nullptr;
@@ -99,7 +122,11 @@ class FabricRma {
   fid_cq* cq_ = nullptr;
   uint64_t next_key_ = 1;
   std::map<std::pair<uintptr_t, uint64_t>, Registration> registrations_;
-  std::vector<WriteNotice> notices_;
+  std::deque<WriteNotice> notices_;
+  // Contexts of posted writes; a slot is free again at its completion (a
+  // timed-out write keeps its slot until the provider lets go of it).
+  std::vector<std::unique_ptr<WriteSlot>> writes_;
+  static constexpr size_t kWriteSlots = 64;
   // Receives kept posted for providers that consume one per remote write
   // with immediate data (FI_RX_CQ_DATA); each is reposted when consumed.
   std::vector<std::unique_ptr<ReceiveSlot>> receives_;

@@ -93,7 +93,7 @@ ShmRing::ShmRing(ShmRing&& other) noexcept { *this = std::move(other); }
 
 ShmRing& ShmRing::operator=(ShmRing&& other) noexcept {
   if (this != &other) {
-    this->~ShmRing();
+    release();
     name_ = std::move(other.name_);
     token_ = other.token_;
     capacity_ = other.capacity_;
@@ -106,7 +106,9 @@ ShmRing& ShmRing::operator=(ShmRing&& other) noexcept {
   return *this;
 }
 
-ShmRing::~ShmRing() {
+ShmRing::~ShmRing() { release(); }
+
+void ShmRing::release() {
   unlink();
   if (mapping_) ::munmap(mapping_, mapping_bytes_);
   mapping_ = nullptr;
@@ -144,7 +146,7 @@ uint64_t ShmRing::write(const void* data, uint64_t size) {
   return n;
 }
 
-uint64_t ShmRing::peek(const uint8_t** data) const {
+uint64_t ShmRing::peek(const uint8_t** data) {
   uint64_t ready = readable();
   uint64_t at = control_->tail.load(std::memory_order_relaxed) & (capacity_ - 1);
   *data = data_ + at;
@@ -154,20 +156,6 @@ uint64_t ShmRing::peek(const uint8_t** data) const {
 void ShmRing::consume(uint64_t bytes) {
   uint64_t tail = control_->tail.load(std::memory_order_relaxed);
   control_->tail.store(tail + bytes, std::memory_order_seq_cst);
-}
-
-uint64_t ShmRing::read(void* data, uint64_t size) {
-  auto* dst = static_cast<uint8_t*>(data);
-  uint64_t done = 0;
-  while (done < size) {
-    const uint8_t* src;
-    uint64_t n = std::min(size - done, peek(&src));
-    if (n == 0) break;
-    std::memcpy(dst + done, src, n);
-    consume(n);
-    done += n;
-  }
-  return done;
 }
 
 bool ShmRing::arm_reader() {

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <string>
 
+#include "transport/byte_ring.hpp"
+
 namespace polychip::comm {
 
 inline constexpr uint32_t kShmRingMagic = 0x31534350;  // "PCS1"
@@ -40,7 +42,7 @@ struct ShmRingControl {
 static_assert(sizeof(ShmRingControl) <= kShmRingControlBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared counters must be lock-free");
 
-class ShmRing {
+class ShmRing final : public ByteRing {
  public:
   using Token = std::array<uint8_t, 32>;
 
@@ -56,7 +58,7 @@ class ShmRing {
   ShmRing& operator=(ShmRing&& other) noexcept;
   ShmRing(const ShmRing&) = delete;
   ShmRing& operator=(const ShmRing&) = delete;
-  ~ShmRing();
+  ~ShmRing() override;
 
   const std::string& name() const { return name_; }
   const Token& token() const { return token_; }
@@ -65,25 +67,17 @@ class ShmRing {
   // declined, so no segment outlives the job even if it crashes.
   void unlink();
 
-  // Sender: copies as much of `size` bytes as fits; returns how many.
-  uint64_t write(const void* data, uint64_t size);
-  // Receiver: bytes ready and a pointer to the contiguous part of them
-  // (up to the end of the ring), then consume() what was used.
-  uint64_t peek(const uint8_t** data) const;
-  void consume(uint64_t bytes);
-  // Receiver: copies up to `size` ready bytes; returns how many.
-  uint64_t read(void* data, uint64_t size);
-
-  // Before sleeping: true when the flag is armed and the ring still has
-  // nothing for us (false: there is work, do not sleep).
-  bool arm_reader();
-  bool arm_writer();
-  // After moving bytes: true when the other side was asleep (ring it).
-  bool take_reader_waiting();
-  bool take_writer_waiting();
+  uint64_t write(const void* data, uint64_t size) override;
+  uint64_t peek(const uint8_t** data) override;
+  void consume(uint64_t bytes) override;
+  bool arm_reader() override;
+  bool arm_writer() override;
+  bool take_reader_waiting() override;
+  bool take_writer_waiting() override;
 
  private:
   ShmRing() = default;
+  void release();  // unlinks and unmaps (destructor, move-assignment)
   // head - tail, checked against the capacity (the other side wrote one of them).
   uint64_t used(const char* other_side) const;
   uint64_t readable() const;

@@ -1,0 +1,220 @@
+#include "transport/rdma/rma_ring.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "polychip/error.hpp"
+
+namespace polychip::comm {
+namespace {
+
+constexpr uint64_t kCountBits = 19;
+constexpr uint64_t kMaxCount = (uint64_t{1} << kCountBits) - 1;
+constexpr uint64_t kCreditBit = uint64_t{1} << kCountBits;
+constexpr uint64_t kBoxBytes = 64;
+
+uint8_t* allocate_registrable(uint64_t bytes) {
+  void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (!p)
+    throw_error(StatusCode::kOutOfMemory,
+                "RDMA lane: cannot allocate " + std::to_string(bytes) + " bytes");
+  std::memset(p, 0, bytes);
+  return static_cast<uint8_t*>(p);
+}
+
+}  // namespace
+
+uint64_t encode_rma_notice(const RmaNotice& n) {
+  if (n.rank < 0 || n.rank >= kRmaMaxRanks || n.bytes > kMaxCount) {
+    throw_error(StatusCode::kInternal, "RDMA notice out of range: rank " + std::to_string(n.rank) +
+                                           ", " + std::to_string(n.bytes) + " bytes");
+  }
+  return uint64_t(n.rank) << (kCountBits + 1) | (n.credit ? kCreditBit : 0) | n.bytes;
+}
+
+RmaNotice decode_rma_notice(uint64_t immediate) {
+  if (immediate >> (kCountBits + 13) != 0) {
+    throw_error(StatusCode::kDataCorruption,
+                "RDMA notice " + std::to_string(immediate) + " has bits above its 32");
+  }
+  return {static_cast<int>(immediate >> (kCountBits + 1)), (immediate & kCreditBit) != 0,
+          static_cast<uint32_t>(immediate & kMaxCount)};
+}
+
+RmaEndpoint::RmaEndpoint(std::unique_ptr<FabricRma> fabric, int rank, int world)
+    : fabric_(std::move(fabric)),
+      rank_(rank),
+      receivers_(world, nullptr),
+      senders_(world, nullptr) {
+  if (world > kRmaMaxRanks) {
+    throw_error(StatusCode::kUnavailable, "RDMA lanes carry at most " +
+                                              std::to_string(kRmaMaxRanks) +
+                                              " ranks, the job has " + std::to_string(world));
+  }
+}
+
+void RmaEndpoint::attach(int peer, RmaRing* receiver, RmaRing* sender) {
+  receivers_.at(peer) = receiver;
+  senders_.at(peer) = sender;
+}
+
+bool RmaEndpoint::progress() {
+  fabric_->progress();
+  bool any = false;
+  WriteNotice notice;
+  while (fabric_->next_notice(&notice)) {
+    const RmaNotice n = decode_rma_notice(notice.data);
+    RmaRing* ring = n.rank < static_cast<int>(receivers_.size())
+                        ? (n.credit ? senders_[n.rank] : receivers_[n.rank])
+                        : nullptr;
+    if (!ring) {
+      throw_error(StatusCode::kDataCorruption, "RDMA notice from rank " + std::to_string(n.rank) +
+                                                   ", which has no lane to this rank");
+    }
+    if (n.credit)
+      ring->credited(n.bytes);
+    else
+      ring->landed(n.bytes);
+    any = true;
+  }
+  return any;
+}
+
+RmaRing::RmaRing(RmaEndpoint& endpoint, uint64_t capacity, bool is_receiver)
+    : endpoint_(endpoint), capacity_(capacity), is_receiver_(is_receiver) {
+  if (capacity == 0 || (capacity & (capacity - 1)) != 0) {
+    throw_error(StatusCode::kInvalidArgument,
+                "RDMA ring capacity must be a power of two, got " + std::to_string(capacity));
+  }
+  memory_ = allocate_registrable(capacity_ + kBoxBytes);
+  box_ = capacity_;
+  const RemoteRegion whole = endpoint_.fabric().register_memory(memory_, capacity_ + kBoxBytes);
+  region_ = whole;
+  if (is_receiver_) {
+    region_.size = capacity_;  // the credit's source, past the ring, is not the peer's to write
+  } else {
+    region_.address = whole.address + box_;  // a virtual address or an offset: both shift
+    region_.size = kBoxBytes;
+  }
+}
+
+std::unique_ptr<RmaRing> RmaRing::receiver(RmaEndpoint& endpoint, uint64_t capacity) {
+  return std::unique_ptr<RmaRing>(new RmaRing(endpoint, capacity, true));
+}
+
+std::unique_ptr<RmaRing> RmaRing::sender(RmaEndpoint& endpoint, uint64_t capacity) {
+  return std::unique_ptr<RmaRing>(new RmaRing(endpoint, capacity, false));
+}
+
+RmaRing::~RmaRing() { std::free(memory_); }
+
+void RmaRing::connect(uint64_t peer_handle, const RemoteRegion& peer_region) {
+  peer_ = peer_handle;
+  peer_region_ = peer_region;
+  connected_ = true;
+}
+
+void RmaRing::landed(uint32_t bytes) {
+  if (!is_receiver_ || head_ + bytes - tail_ > capacity_) {
+    throw_error(StatusCode::kDataCorruption, "RDMA lane: the peer wrote " + std::to_string(bytes) +
+                                                 " bytes past the ring's free space");
+  }
+  head_ += bytes;
+}
+
+void RmaRing::credited(uint32_t bytes) {
+  if (is_receiver_ || credit_ + bytes > written_ + (in_flight_ ? in_flight_bytes_ : 0)) {
+    throw_error(
+        StatusCode::kDataCorruption,
+        "RDMA lane: the peer handed back " + std::to_string(bytes) + " bytes it was never sent");
+  }
+  credit_ += bytes;
+}
+
+bool RmaRing::post_staged() {
+  if (in_flight_ && completion_.done) {
+    // Data that did not land ends the lane; the TCP connection usually
+    // says why first (the peer left).
+    if (!completion_.error.empty()) throw_error(StatusCode::kUnavailable, completion_.error);
+    in_flight_ = false;
+    written_ += in_flight_bytes_;
+  }
+  if (in_flight_ || written_ == staged_) return false;
+  const uint64_t at = written_ & (capacity_ - 1);
+  const uint64_t n = std::min({staged_ - written_, capacity_ - at, kRmaMaxWriteBytes});
+  const uint64_t immediate = encode_rma_notice({endpoint_.rank(), false, static_cast<uint32_t>(n)});
+  if (!endpoint_.fabric().post_write(peer_, memory_ + at, n, peer_region_, at, immediate,
+                                     &completion_))
+    return false;
+  in_flight_ = true;
+  in_flight_bytes_ = n;
+  return true;
+}
+
+bool RmaRing::post_credit() {
+  // A credit that fails needs no report: its peer left, and whatever still
+  // waits on that peer hears it from the TCP connection.
+  if (in_flight_ && completion_.done) in_flight_ = false;
+  const uint64_t owed = tail_ - credited_;
+  if (in_flight_ || owed == 0 || (owed < capacity_ / 4 && tail_ != head_)) return false;
+  const uint64_t n = std::min(owed, kMaxCount);
+  const uint64_t immediate = encode_rma_notice({endpoint_.rank(), true, static_cast<uint32_t>(n)});
+  if (!endpoint_.fabric().post_write(peer_, memory_ + box_, sizeof(uint64_t), peer_region_, 0,
+                                     immediate, &completion_))
+    return false;
+  in_flight_ = true;
+  credited_ += n;
+  return true;
+}
+
+bool RmaRing::progress() {
+  const bool notices = endpoint_.progress();
+  if (!connected_) return notices;
+  return (is_receiver_ ? post_credit() : post_staged()) || notices;
+}
+
+bool RmaRing::drained() const {
+  // A credit in flight is left to complete on its own (the peer may have
+  // left already, its collective done).
+  if (is_receiver_) return tail_ == credited_ || tail_ != head_ || in_flight_;
+  return !in_flight_ && written_ == staged_;
+}
+
+uint64_t RmaRing::write(const void* data, uint64_t size) {
+  progress();
+  const uint64_t n = std::min(size, capacity_ - (staged_ - credit_));
+  if (n == 0) return 0;
+  const uint64_t at = staged_ & (capacity_ - 1);
+  const uint64_t first = std::min(n, capacity_ - at);
+  const auto* src = static_cast<const uint8_t*>(data);
+  std::memcpy(memory_ + at, src, first);
+  if (n > first) std::memcpy(memory_, src + first, n - first);
+  staged_ += n;
+  post_staged();
+  return n;
+}
+
+uint64_t RmaRing::peek(const uint8_t** data) {
+  progress();
+  const uint64_t at = tail_ & (capacity_ - 1);
+  *data = memory_ + at;
+  return std::min(head_ - tail_, capacity_ - at);
+}
+
+void RmaRing::consume(uint64_t bytes) {
+  tail_ += bytes;
+  post_credit();
+}
+
+bool RmaRing::arm_reader() {
+  progress();
+  return head_ == tail_;
+}
+
+bool RmaRing::arm_writer() {
+  progress();
+  return staged_ - credit_ == capacity_;
+}
+
+}  // namespace polychip::comm

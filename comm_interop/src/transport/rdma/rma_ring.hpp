@@ -1,0 +1,110 @@
+// One direction of an RDMA lane (the H2D-RDMA path, docs/comm.md "Paths"):
+// the receiver's ring is host memory registered with the NIC; the sender
+// stages its bytes in a registered mirror of the ring and writes them into
+// the peer's ring with one-sided RMA writes, whose immediate data tells the
+// receiver how many bytes landed. The receiver hands the space back with
+// credits, small writes into the sender's credit box whose immediate data
+// carries the count. One data write per lane is in flight at a time, so
+// bytes land in order whatever the provider's ordering.
+//
+// Immediate data is 32 bits (verbs carries no more): the writer's rank (12
+// bits), whether it is a credit (1 bit), and a byte count (19 bits).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "transport/byte_ring.hpp"
+#include "transport/rdma/fabric_rma.hpp"
+
+namespace polychip::comm {
+
+inline constexpr int kRmaMaxRanks = 1 << 12;
+inline constexpr uint64_t kRmaMaxWriteBytes = 256 * 1024;  // < 2^19, the count's range
+
+struct RmaNotice {
+  int rank = 0;
+  bool credit = false;
+  uint32_t bytes = 0;
+};
+uint64_t encode_rma_notice(const RmaNotice& n);
+RmaNotice decode_rma_notice(uint64_t immediate);
+
+class RmaRing;
+
+// The fabric endpoint of one rank and the rings of its RDMA lanes: progress
+// reads the completion queue and hands each notice to its ring.
+class RmaEndpoint {
+ public:
+  RmaEndpoint(std::unique_ptr<FabricRma> fabric, int rank, int world);
+  FabricRma& fabric() { return *fabric_; }
+  int rank() const { return rank_; }
+  void attach(int peer, RmaRing* receiver, RmaRing* sender);
+  // True when a notice arrived. DATA_CORRUPTION on a notice from a rank
+  // without a lane or one that overfills a ring.
+  bool progress();
+
+ private:
+  std::unique_ptr<FabricRma> fabric_;
+  int rank_;
+  std::vector<RmaRing*> receivers_, senders_;  // by peer rank
+};
+
+class RmaRing final : public ByteRing {
+ public:
+  // Receiver side: a registered ring of `capacity` bytes (a power of two)
+  // and the region a peer writes into.
+  static std::unique_ptr<RmaRing> receiver(RmaEndpoint& endpoint, uint64_t capacity);
+  // Sender side: a registered mirror of the peer's ring and the credit box
+  // the peer writes into.
+  static std::unique_ptr<RmaRing> sender(RmaEndpoint& endpoint, uint64_t capacity);
+  ~RmaRing() override;
+
+  // What the peer needs: the ring (receiver) or the credit box (sender).
+  RemoteRegion region() const { return region_; }
+  // Completes the lane once the peer's answer is in: its fabric handle and
+  // its credit box (receiver) or ring (sender).
+  void connect(uint64_t peer_handle, const RemoteRegion& peer_region);
+
+  uint64_t write(const void* data, uint64_t size) override;
+  uint64_t peek(const uint8_t** data) override;
+  void consume(uint64_t bytes) override;
+  bool arm_reader() override;
+  bool arm_writer() override;
+  bool take_reader_waiting() override { return false; }
+  bool take_writer_waiting() override { return false; }
+  bool progress() override;
+  bool wakes_by_doorbell() const override { return false; }
+  // Nothing staged, owed or in flight: the lane can be left alone.
+  bool drained() const override;
+
+ private:
+  friend class RmaEndpoint;
+  RmaRing(RmaEndpoint& endpoint, uint64_t capacity, bool is_receiver);
+  void landed(uint32_t bytes);    // receiver: a data notice
+  void credited(uint32_t bytes);  // sender: a credit notice
+  // Sender: posts the next write of staged bytes if none is in flight.
+  bool post_staged();
+  // Receiver: hands consumed space back once enough piled up or the ring emptied.
+  bool post_credit();
+
+  RmaEndpoint& endpoint_;
+  uint64_t capacity_;
+  bool is_receiver_;
+  uint8_t* memory_ = nullptr;  // the ring, or the sender's mirror of it
+  uint64_t box_ = 0;           // sender: the credit box; receiver: the credit's source
+  RemoteRegion region_;
+  uint64_t peer_ = 0;
+  RemoteRegion peer_region_;
+  bool connected_ = false;
+  // Counters of bytes ever moved. Receiver: landed (head) and consumed
+  // (tail), credited. Sender: staged, written (completed), credit.
+  uint64_t head_ = 0, tail_ = 0, credited_ = 0;
+  uint64_t staged_ = 0, written_ = 0, credit_ = 0;
+  bool in_flight_ = false;
+  WriteCompletion completion_;
+  uint64_t in_flight_bytes_ = 0;
+};
+
+}  // namespace polychip::comm
