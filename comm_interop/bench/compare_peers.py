@@ -6,6 +6,9 @@ Rows: busbw of a 64 MiB f32 sum all-reduce at np=2 and np=4, and the 8-byte
 all-reduce latency at np=2, for
   polychip      as it runs by default (ranks on one host: shared memory),
   polychip-tcp  forced onto TCP (POLYCHIP_COMM_TRANSPORT=tcp: ranks on different hosts),
+  polychip-rdma-tcp, polychip-rdma-shm
+                the H2D-RDMA path (POLYCHIP_COMM_TRANSPORT=rdma) on libfabric's
+                tcp;ofi_rxm and shm providers,
   gloo          torch.distributed's Gloo (TCP, also on one host),
   ompi-shm      Open MPI's MPI_Allreduce, default (shared memory),
   ompi-tcp      Open MPI with --mca btl tcp,self.
@@ -17,8 +20,8 @@ targets with PASS or MISS:
   TCP busbw at np=2 >= 2.0x Gloo, or >= 90% of one loopback TCP stream;
   TCP busbw at np=4 >= 1.5x Gloo;
   8-byte latency no worse than Open MPI's on the same transport;
-  H2D-RDMA >= 80% of fi_pingpong (not measurable: H2D-RDMA is not in the
-  collectives' data path yet; the ceiling is printed for when it is).
+  H2D-RDMA busbw at np=2 >= 80% of fi_pingpong on the same provider,
+and the H2D-RDMA / H2D-TCP ratio (GDR is not built yet).
 
 Usage: compare_peers.py --polychip build/bin/polychip [--mpi-bench build/bin/mpi_allreduce_bench]
                         [--rounds 3] [--json out.json] [--only np=2]
@@ -77,12 +80,14 @@ def run_gloo(np_, size_bytes, iters, warmup):
     return result["seconds"]
 
 
-def run_polychip(exe, np_, size_bytes, iters, warmup, transport):
+def run_polychip(exe, np_, size_bytes, iters, warmup, transport, provider=None):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     cmd = [exe, "comm-perf", "--np", str(np_), "-b", str(size_bytes), "-e", str(size_bytes),
            "-w", str(warmup), "-n", str(iters), "-J", out]
     env = dict(os.environ, POLYCHIP_COMM_TRANSPORT=transport)
+    if provider:
+        env["POLYCHIP_NET_PROVIDER"] = provider
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     if proc.returncode != 0:
         sys.exit("polychip comm-perf failed (%d):\n%s%s" % (proc.returncode, proc.stdout, proc.stderr))
@@ -93,7 +98,7 @@ def run_polychip(exe, np_, size_bytes, iters, warmup, transport):
     if row["out_of_place"]["wrong"] or row["in_place"]["wrong"]:
         sys.exit("polychip comm-perf reported wrong results")
     links = row["transport"].split("+")[0]
-    if links != ("tcp" if transport == "tcp" else "shm"):
+    if links != {"tcp": "tcp", "rdma": "rdma"}.get(transport, "shm"):
         sys.exit("polychip ran over %s, expected %s" % (row["transport"], transport))
     return row["out_of_place"]["time_us"] * 1e-6
 
@@ -165,7 +170,8 @@ def fi_pingpong_gbps(provider, size=1 << 20, iters=200):
     return float(rows[-1][5]) / 1e3  # MB/sec column
 
 
-PEERS = ("polychip", "polychip-tcp", "gloo", "ompi-shm", "ompi-tcp")
+PEERS = ("polychip", "polychip-tcp", "polychip-rdma-tcp", "polychip-rdma-shm", "gloo", "ompi-shm",
+         "ompi-tcp")
 CEILINGS = ("loopback TCP stream", "fi_pingpong tcp;ofi_rxm", "fi_pingpong shm")
 
 
@@ -197,6 +203,9 @@ def main():
                     t = run_polychip(args.polychip, np_, size, iters, warmup, "auto")
                 elif peer == "polychip-tcp":
                     t = run_polychip(args.polychip, np_, size, iters, warmup, "tcp")
+                elif peer.startswith("polychip-rdma"):
+                    provider = "shm" if peer.endswith("shm") else "tcp;ofi_rxm"
+                    t = run_polychip(args.polychip, np_, size, iters, warmup, "rdma", provider)
                 elif peer == "gloo":
                     t = run_gloo(np_, size, iters, warmup)
                 else:
@@ -252,9 +261,17 @@ def main():
                                    ("polychip-tcp", "ompi-tcp", "TCP")):
             target("8-byte latency over %s: %.2f us, Open MPI %.2f us (no worse)"
                    % (link, row[ours]["us"], row[theirs]["us"]), row[ours]["us"] <= row[theirs]["us"])
-    print("n/a  H2D-RDMA >= 80%% of fi_pingpong tcp;ofi_rxm (%s GB/s): H2D-RDMA is not in the "
-          "collectives' data path yet" % ("%.3f" % ceilings["fi_pingpong tcp;ofi_rxm"]
-                                          if "fi_pingpong tcp;ofi_rxm" in ceilings else "n/a"))
+    if "busbw 64 MiB np=2" in rows:
+        row = rows["busbw 64 MiB np=2"]
+        for peer, provider in (("polychip-rdma-tcp", "tcp;ofi_rxm"), ("polychip-rdma-shm", "shm")):
+            ceiling = ceilings.get("fi_pingpong " + provider)
+            share = row[peer]["gbps"] / ceiling if ceiling else 0
+            target("H2D-RDMA busbw np=2 on %s: %.3f GB/s, %.0f%% of fi_pingpong's %s GB/s (>= 80%%)"
+                   % (provider, row[peer]["gbps"], 100 * share,
+                      "%.3f" % ceiling if ceiling else "n/a"), share >= 0.8)
+        for peer in ("polychip-rdma-tcp", "polychip-rdma-shm"):
+            print("     H2D-RDMA (%s) / H2D-TCP at 64 MiB np=2: %.2fx"
+                  % (peer.rsplit("-", 1)[1], row[peer]["gbps"] / row["polychip-tcp"]["gbps"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

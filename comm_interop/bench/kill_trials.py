@@ -15,7 +15,7 @@ A job still running --limit seconds after the kill counts as hung.
 
 With --launcher the launcher's message must name the killed rank (its RANK,
 read from the victim's environment) and the signal. --transport takes a comma
-separated list (auto,tcp): trials cycle through it.
+separated list (auto,tcp,rdma): trials cycle through it.
 
 Usage: kill_trials.py --polychip build/bin/polychip [--trials 24] [--np 4] [--launcher]
 Exit code 1 when any trial took longer than --slow seconds, hung, or (with
@@ -159,7 +159,7 @@ def main():
     ap.add_argument("--limit", type=float, default=60, help="still running after this: hung")
     ap.add_argument("--slow", type=float, default=30)
     ap.add_argument("--transport", default=None,
-                    help="POLYCHIP_COMM_TRANSPORT per trial, cycling through a list: auto,tcp")
+                    help="POLYCHIP_COMM_TRANSPORT per trial, cycling through a list: auto,tcp,rdma")
     ap.add_argument("--launcher", action="store_true",
                     help="start the job with the built-in launcher (--np) and kill one of its ranks")
     ap.add_argument("--seed", type=int, default=1)
@@ -168,8 +168,8 @@ def main():
     run = launcher_trial if args.launcher else environment_trial
     transports = args.transport.split(",") if args.transport else [None]
     for t in transports:
-        if t not in (None, "auto", "tcp"):
-            ap.error(f"--transport: unknown transport '{t}' (auto or tcp)")
+        if t not in (None, "auto", "tcp", "rdma"):
+            ap.error(f"--transport: unknown transport '{t}' (auto, tcp or rdma)")
     times, slow, hung, notes = [], 0, 0, 0
     for t in range(args.trials):
         transport = transports[t % len(transports)]

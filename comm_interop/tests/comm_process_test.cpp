@@ -94,9 +94,9 @@ class CommOverRdma : public ::testing::TestWithParam<const char*> {
   }
 };
 
-TEST_P(CommOverRdma, MpirunTwoRanksOnCpuAndSim) {
+TEST_P(CommOverRdma, MpirunTwoRanksOnCpuAndSimIncluding64MiB) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
-  Outcome o = shell(mpirun() + "-np 2 " + COMM_WORKER + " sweep --devices cpu,sim.faithful");
+  Outcome o = shell(mpirun() + "-np 2 " + COMM_WORKER + " sweep --devices cpu,sim.faithful --big");
   EXPECT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("/rdma"), std::string::npos) << o.output;
   EXPECT_EQ(o.output.find("/tcp"), std::string::npos) << o.output;

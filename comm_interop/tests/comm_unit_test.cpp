@@ -337,18 +337,20 @@ TEST(Wire, RdmaOffersRoundTripAndRefuseWhatCannotBeAnOffer) {
   expect_corrupt([&] { parse_shm_reply(encode_rdma_reply(true)); }, "reply of the other kind");
 }
 
-TEST(RmaNotice, CarriesRankKindAndCountInThirtyTwoBits) {
-  for (const RmaNotice n : {RmaNotice{0, false, 0}, RmaNotice{4095, true, (1u << 19) - 1},
-                            RmaNotice{7, false, uint32_t(kRmaMaxWriteBytes)}}) {
+TEST(RmaNotice, CarriesRankSequenceKindAndCountInThirtyTwoBits) {
+  for (const RmaNotice n : {RmaNotice{0, false, 0, 0}, RmaNotice{1023, true, (1u << 19) - 1, 3},
+                            RmaNotice{7, false, uint32_t(kRmaMaxWriteBytes), 2}}) {
     const uint64_t immediate = encode_rma_notice(n);
     EXPECT_LT(immediate, uint64_t{1} << 32);
     const RmaNotice back = decode_rma_notice(immediate);
     EXPECT_EQ(back.rank, n.rank);
     EXPECT_EQ(back.credit, n.credit);
     EXPECT_EQ(back.bytes, n.bytes);
+    EXPECT_EQ(back.seq, n.seq);
   }
   expect_corrupt([&] { decode_rma_notice(uint64_t{1} << 32); }, "bits above 32");
   EXPECT_THROW(encode_rma_notice({kRmaMaxRanks, false, 1}), Error);
+  EXPECT_THROW(encode_rma_notice({0, false, 1, uint32_t(kRmaWritesInFlight)}), Error);
 }
 
 TEST(ShmRing, BytesCrossTheWrapInOrder) {

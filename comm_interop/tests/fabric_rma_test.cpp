@@ -161,8 +161,8 @@ TEST_P(FabricRmaTest, LaneBytesCrossTheWrapInOrderAndCreditsFreeTheRing) {
   EXPECT_TRUE(lane.tx->drained() && lane.rx->drained());
 }
 
-// A peer whose counts claim more than the ring's free space, or a rank with
-// no lane here, is refused rather than believed.
+// A peer whose counts claim more than the ring's free space, a rank with
+// no lane here, or writes landing out of order are refused, not believed.
 TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
   LanePair lane(GetParam(), node(), 4096);
   FabricRma& writer = lane.sender_side.fabric();
@@ -199,6 +199,32 @@ TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
     EXPECT_NE(e.message().find("rank 1, which has no lane"), std::string::npos) << e.message();
+  }
+}
+
+TEST_P(FabricRmaTest, LaneRefusesWritesThatLandOutOfOrder) {
+  LanePair lane(GetParam(), node(), 4096);
+  FabricRma& writer = lane.sender_side.fabric();
+  const uint64_t peer = writer.add_peer(lane.receiver_side.fabric().address());
+  std::vector<uint8_t> source(16, 1);
+  WriteCompletion completion;
+  // The second write's notice arrives first.
+  while (!writer.post_write(peer, source.data(), source.size(), lane.rx->region(), 16,
+                            encode_rma_notice({0, false, 16, 1}), &completion)) {
+    writer.progress();
+    lane.receiver_side.fabric().progress();
+  }
+  const uint8_t* data;
+  try {
+    for (int i = 0; i < 1000000; ++i) {
+      writer.progress();
+      lane.rx->peek(&data);
+    }
+    FAIL() << "a write out of order was believed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(e.message().find("write 1 landed where write 0 was due"), std::string::npos)
+        << e.message();
   }
 }
 

@@ -12,6 +12,8 @@ namespace {
 constexpr uint64_t kCountBits = 19;
 constexpr uint64_t kMaxCount = (uint64_t{1} << kCountBits) - 1;
 constexpr uint64_t kCreditBit = uint64_t{1} << kCountBits;
+constexpr uint64_t kSeqShift = kCountBits + 1;
+constexpr uint64_t kRankShift = kSeqShift + 2;
 constexpr uint64_t kBoxBytes = 64;
 
 uint8_t* allocate_registrable(uint64_t bytes) {
@@ -26,20 +28,22 @@ uint8_t* allocate_registrable(uint64_t bytes) {
 }  // namespace
 
 uint64_t encode_rma_notice(const RmaNotice& n) {
-  if (n.rank < 0 || n.rank >= kRmaMaxRanks || n.bytes > kMaxCount) {
+  if (n.rank < 0 || n.rank >= kRmaMaxRanks || n.bytes > kMaxCount || n.seq >= kRmaWritesInFlight) {
     throw_error(StatusCode::kInternal, "RDMA notice out of range: rank " + std::to_string(n.rank) +
                                            ", " + std::to_string(n.bytes) + " bytes");
   }
-  return uint64_t(n.rank) << (kCountBits + 1) | (n.credit ? kCreditBit : 0) | n.bytes;
+  return uint64_t(n.rank) << kRankShift | uint64_t(n.seq) << kSeqShift |
+         (n.credit ? kCreditBit : 0) | n.bytes;
 }
 
 RmaNotice decode_rma_notice(uint64_t immediate) {
-  if (immediate >> (kCountBits + 13) != 0) {
+  if (immediate >> 32 != 0) {
     throw_error(StatusCode::kDataCorruption,
                 "RDMA notice " + std::to_string(immediate) + " has bits above its 32");
   }
-  return {static_cast<int>(immediate >> (kCountBits + 1)), (immediate & kCreditBit) != 0,
-          static_cast<uint32_t>(immediate & kMaxCount)};
+  return {static_cast<int>(immediate >> kRankShift), (immediate & kCreditBit) != 0,
+          static_cast<uint32_t>(immediate & kMaxCount),
+          static_cast<uint32_t>(immediate >> kSeqShift & (kRmaWritesInFlight - 1))};
 }
 
 RmaEndpoint::RmaEndpoint(std::unique_ptr<FabricRma> fabric, int rank, int world)
@@ -75,7 +79,7 @@ bool RmaEndpoint::progress() {
     if (n.credit)
       ring->credited(n.bytes);
     else
-      ring->landed(n.bytes);
+      ring->landed(n.bytes, n.seq);
     any = true;
   }
   return any;
@@ -115,16 +119,23 @@ void RmaRing::connect(uint64_t peer_handle, const RemoteRegion& peer_region) {
   connected_ = true;
 }
 
-void RmaRing::landed(uint32_t bytes) {
+void RmaRing::landed(uint32_t bytes, uint32_t seq) {
   if (!is_receiver_ || head_ + bytes - tail_ > capacity_) {
     throw_error(StatusCode::kDataCorruption, "RDMA lane: the peer wrote " + std::to_string(bytes) +
                                                  " bytes past the ring's free space");
   }
+  if (seq != next_seq_) {
+    throw_error(StatusCode::kDataCorruption,
+                "RDMA lane: write " + std::to_string(seq) + " landed where write " +
+                    std::to_string(next_seq_) +
+                    " was due (the provider reorders writes; use POLYCHIP_COMM_TRANSPORT=tcp)");
+  }
+  next_seq_ = (next_seq_ + 1) % kRmaWritesInFlight;
   head_ += bytes;
 }
 
 void RmaRing::credited(uint32_t bytes) {
-  if (is_receiver_ || credit_ + bytes > written_ + (in_flight_ ? in_flight_bytes_ : 0)) {
+  if (is_receiver_ || credit_ + bytes > posted_) {
     throw_error(
         StatusCode::kDataCorruption,
         "RDMA lane: the peer handed back " + std::to_string(bytes) + " bytes it was never sent");
@@ -133,37 +144,47 @@ void RmaRing::credited(uint32_t bytes) {
 }
 
 bool RmaRing::post_staged() {
-  if (in_flight_ && completion_.done) {
+  // Retire in order: `written_` counts a prefix of the stream.
+  while (in_flight_ > 0 && writes_[first_].completion.done) {
+    Write& w = writes_[first_];
     // Data that did not land ends the lane; the TCP connection usually
     // says why first (the peer left).
-    if (!completion_.error.empty()) throw_error(StatusCode::kUnavailable, completion_.error);
-    in_flight_ = false;
-    written_ += in_flight_bytes_;
+    if (!w.completion.error.empty()) throw_error(StatusCode::kUnavailable, w.completion.error);
+    written_ += w.bytes;
+    first_ = (first_ + 1) % kRmaWritesInFlight;
+    --in_flight_;
   }
-  if (in_flight_ || written_ == staged_) return false;
-  const uint64_t at = written_ & (capacity_ - 1);
-  const uint64_t n = std::min({staged_ - written_, capacity_ - at, kRmaMaxWriteBytes});
-  const uint64_t immediate = encode_rma_notice({endpoint_.rank(), false, static_cast<uint32_t>(n)});
-  if (!endpoint_.fabric().post_write(peer_, memory_ + at, n, peer_region_, at, immediate,
-                                     &completion_))
-    return false;
-  in_flight_ = true;
-  in_flight_bytes_ = n;
-  return true;
+  bool posted = false;
+  while (in_flight_ < kRmaWritesInFlight && posted_ < staged_) {
+    const uint64_t at = posted_ & (capacity_ - 1);
+    const uint64_t n = std::min({staged_ - posted_, capacity_ - at, kRmaMaxWriteBytes});
+    const uint64_t immediate =
+        encode_rma_notice({endpoint_.rank(), false, static_cast<uint32_t>(n), next_seq_});
+    Write& w = writes_[(first_ + in_flight_) % kRmaWritesInFlight];
+    if (!endpoint_.fabric().post_write(peer_, memory_ + at, n, peer_region_, at, immediate,
+                                       &w.completion))
+      break;
+    w.bytes = n;
+    posted_ += n;
+    ++in_flight_;
+    next_seq_ = (next_seq_ + 1) % kRmaWritesInFlight;
+    posted = true;
+  }
+  return posted;
 }
 
 bool RmaRing::post_credit() {
   // A credit that fails needs no report: its peer left, and whatever still
   // waits on that peer hears it from the TCP connection.
-  if (in_flight_ && completion_.done) in_flight_ = false;
+  if (in_flight_ > 0 && writes_[0].completion.done) in_flight_ = 0;
   const uint64_t owed = tail_ - credited_;
-  if (in_flight_ || owed == 0 || (owed < capacity_ / 4 && tail_ != head_)) return false;
+  if (in_flight_ > 0 || owed == 0 || (owed < capacity_ / 4 && tail_ != head_)) return false;
   const uint64_t n = std::min(owed, kMaxCount);
   const uint64_t immediate = encode_rma_notice({endpoint_.rank(), true, static_cast<uint32_t>(n)});
   if (!endpoint_.fabric().post_write(peer_, memory_ + box_, sizeof(uint64_t), peer_region_, 0,
-                                     immediate, &completion_))
+                                     immediate, &writes_[0].completion))
     return false;
-  in_flight_ = true;
+  in_flight_ = 1;
   credited_ += n;
   return true;
 }
@@ -177,8 +198,8 @@ bool RmaRing::progress() {
 bool RmaRing::drained() const {
   // A credit in flight is left to complete on its own (the peer may have
   // left already, its collective done).
-  if (is_receiver_) return tail_ == credited_ || tail_ != head_ || in_flight_;
-  return !in_flight_ && written_ == staged_;
+  if (is_receiver_) return tail_ == credited_ || tail_ != head_ || in_flight_ > 0;
+  return in_flight_ == 0 && written_ == staged_;
 }
 
 uint64_t RmaRing::write(const void* data, uint64_t size) {

@@ -4,13 +4,16 @@
 // the peer's ring with one-sided RMA writes, whose immediate data tells the
 // receiver how many bytes landed. The receiver hands the space back with
 // credits, small writes into the sender's credit box whose immediate data
-// carries the count. One data write per lane is in flight at a time, so
-// bytes land in order whatever the provider's ordering.
+// carries the count. Up to four data writes per lane are in flight; each
+// carries a 2-bit sequence number, so a provider that lands them out of
+// order is caught (DATA_CORRUPTION) instead of believed.
 //
-// Immediate data is 32 bits (verbs carries no more): the writer's rank (12
-// bits), whether it is a credit (1 bit), and a byte count (19 bits).
+// Immediate data is 32 bits (verbs carries no more): the writer's rank (10
+// bits), the sequence number (2 bits), whether it is a credit (1 bit), and a
+// byte count (19 bits).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -20,13 +23,15 @@
 
 namespace polychip::comm {
 
-inline constexpr int kRmaMaxRanks = 1 << 12;
+inline constexpr int kRmaMaxRanks = 1 << 10;
+inline constexpr size_t kRmaWritesInFlight = 4;            // the sequence number's range
 inline constexpr uint64_t kRmaMaxWriteBytes = 256 * 1024;  // < 2^19, the count's range
 
 struct RmaNotice {
   int rank = 0;
   bool credit = false;
   uint32_t bytes = 0;
+  uint32_t seq = 0;  // data writes: their number modulo kRmaWritesInFlight
 };
 uint64_t encode_rma_notice(const RmaNotice& n);
 RmaNotice decode_rma_notice(uint64_t immediate);
@@ -82,9 +87,10 @@ class RmaRing final : public ByteRing {
  private:
   friend class RmaEndpoint;
   RmaRing(RmaEndpoint& endpoint, uint64_t capacity, bool is_receiver);
-  void landed(uint32_t bytes);    // receiver: a data notice
-  void credited(uint32_t bytes);  // sender: a credit notice
-  // Sender: posts the next write of staged bytes if none is in flight.
+  void landed(uint32_t bytes, uint32_t seq);  // receiver: a data notice
+  void credited(uint32_t bytes);              // sender: a credit notice
+  // Sender: retires completed writes and posts staged bytes while fewer
+  // than kRmaWritesInFlight are in flight.
   bool post_staged();
   // Receiver: hands consumed space back once enough piled up or the ring emptied.
   bool post_credit();
@@ -99,12 +105,17 @@ class RmaRing final : public ByteRing {
   RemoteRegion peer_region_;
   bool connected_ = false;
   // Counters of bytes ever moved. Receiver: landed (head) and consumed
-  // (tail), credited. Sender: staged, written (completed), credit.
+  // (tail), credited. Sender: staged, posted, written (completed), credit.
   uint64_t head_ = 0, tail_ = 0, credited_ = 0;
-  uint64_t staged_ = 0, written_ = 0, credit_ = 0;
-  bool in_flight_ = false;
-  WriteCompletion completion_;
-  uint64_t in_flight_bytes_ = 0;
+  uint64_t staged_ = 0, posted_ = 0, written_ = 0, credit_ = 0;
+  // Writes in flight, oldest first (the receiver's one credit uses slot 0).
+  struct Write {
+    uint64_t bytes = 0;
+    WriteCompletion completion;
+  };
+  std::array<Write, kRmaWritesInFlight> writes_;
+  size_t first_ = 0, in_flight_ = 0;
+  uint32_t next_seq_ = 0;  // sender: of the next write; receiver: expected next
 };
 
 }  // namespace polychip::comm
