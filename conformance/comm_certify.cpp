@@ -1,5 +1,6 @@
 #include "comm_certify.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -17,6 +18,20 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
   return s;
+}
+
+// The link a case ran over, without the checksum suffix ("rdma+crc32c").
+std::string link_of(const comm::CommCaseRecord& r) {
+  const std::string t = r.transport;
+  const size_t crc = t.find("+crc32c");
+  return crc == std::string::npos ? t : t.substr(0, crc);
+}
+
+std::string transport_environment(const comm::CommCaseRecord& r) {
+  const std::string link = link_of(r);
+  if (link.rfind("tcp", 0) == 0) return "POLYCHIP_COMM_TRANSPORT=tcp ";
+  if (link.find("rdma") != std::string::npos) return "POLYCHIP_COMM_TRANSPORT=rdma ";
+  return "";
 }
 
 std::string verdict_of(const comm::CommCaseRecord& r) {
@@ -61,9 +76,8 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
                       {"rule", "bitwise identical and exactly expected on every rank"}};
     c["repro"] = fmt::format(
         "{}{}polychip comm-perf --np {} --devices {} -c {} -d {}{} --sizes {}{}",
-        repro_environment(), r.transport.rfind("tcp", 0) == 0 ? "POLYCHIP_COMM_TRANSPORT=tcp " : "",
-        o.adapters.size(), join(o.adapters, ","), r.collective, r.dtype,
-        r.op == "none" ? "" : " -o " + r.op, r.bytes,
+        repro_environment(), transport_environment(r), o.adapters.size(), join(o.adapters, ","),
+        r.collective, r.dtype, r.op == "none" ? "" : " -o " + r.op, r.bytes,
         r.offset ? fmt::format(" --offset {}", r.offset) : "");
     c["message"] = verdict == "Pass" ? std::string("bitwise identical on every rank")
                    : r.error.empty() ? fmt::format("{} wrong elements", r.wrong)
@@ -102,7 +116,15 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
   suite.adapters.push_back(std::move(mix));
   suite.references = {{"expected", "exact values computed on the host for every rank"},
                       {"rule", "bitwise identical and exactly expected on every rank"}};
-  suite.run_fields = {{"max_bytes", comm_max_bytes(o.level)}};
+  // The interop matrix: per link that ran, per collective, cases passed of run.
+  nlohmann::json paths = nlohmann::json::object();
+  for (const auto& r : records) {
+    nlohmann::json& cell = paths[link_of(r)][r.collective];
+    if (cell.is_null()) cell = {{"pass", 0}, {"cases", 0}};
+    cell["cases"] = cell["cases"].get<int>() + 1;
+    if (r.verdict == "pass") cell["pass"] = cell["pass"].get<int>() + 1;
+  }
+  suite.run_fields = {{"max_bytes", comm_max_bytes(o.level)}, {"paths", paths}};
   return build_results(o, suite, duration_seconds);
 }
 
@@ -138,7 +160,28 @@ int run_comm_certify(const CertifyOptions& o) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return write_and_report(o, build_comm_results(o, records, seconds));
+  const nlohmann::json results = build_comm_results(o, records, seconds);
+  // The matrix first: the summary table and the results path end the output.
+  const nlohmann::json& paths = results["run"]["paths"];
+  std::vector<std::string> collectives;
+  for (const auto& [link, row] : paths.items())
+    for (const auto& [collective, cell] : row.items())
+      if (std::find(collectives.begin(), collectives.end(), collective) == collectives.end())
+        collectives.push_back(collective);
+  fmt::print("{:<10}", "link");
+  for (const auto& c : collectives) fmt::print(" {:>15}", c);
+  fmt::print("\n");
+  for (const auto& [link, row] : paths.items()) {
+    fmt::print("{:<10}", link);
+    for (const auto& c : collectives) {
+      const std::string cell = row.contains(c) ? fmt::format("{}/{}", row[c]["pass"].get<int>(),
+                                                             row[c]["cases"].get<int>())
+                                               : "-";
+      fmt::print(" {:>15}", cell);
+    }
+    fmt::print("\n");
+  }
+  return write_and_report(o, results);
 }
 
 }  // namespace polychip::conformance

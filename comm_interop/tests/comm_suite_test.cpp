@@ -35,9 +35,10 @@ TEST(CommSuite, RecordsEveryCaseWithDeviceTypesPathAndVerdict) {
     transports.insert(r.transport);
   }
   EXPECT_EQ(collectives.size(), 7u);  // every collective
-  // Both links a mixed pool uses: shared memory on one host, TCP between hosts.
-  EXPECT_EQ(transports, (std::set<std::string>{"shm", "tcp"}));
-  EXPECT_GE(records.size(), 2u * 7 * 3 * 2);
+  // The links a mixed pool uses: shared memory on one host, TCP and RDMA
+  // lanes between hosts.
+  EXPECT_EQ(transports, (std::set<std::string>{"shm", "tcp", "rdma"}));
+  EXPECT_GE(records.size(), 3u * 7 * 3 * 2);
 }
 
 TEST(CommSuite, SizesSitOnAndAroundEveryBoundary) {
@@ -54,7 +55,7 @@ TEST(CommSuite, SizesSitOnAndAroundEveryBoundary) {
 
 // A device whose copies to the host corrupt the last byte of transfers that
 // are not whole 4 KiB pages passes sizes that are (the suite's old 0, 64 B,
-// 4 KiB) and fails the sizes just off a page, on both links and with offset
+// 4 KiB) and fails the sizes just off a page, on every link and with offset
 // buffers — the case a new user saw pass every level.
 TEST(CommSuite, ACopyTailDefectFailsOffPageSizesOnly) {
   CommSuiteOptions o;
@@ -78,7 +79,7 @@ TEST(CommSuite, ACopyTailDefectFailsOffPageSizesOnly) {
     EXPECT_NE(size % 4096, 0u) << size;
   }
   EXPECT_TRUE(failing_sizes.count(4100)) << "one element past a page";
-  EXPECT_EQ(failing_links, (std::set<std::string>{"shm", "tcp"}));
+  EXPECT_EQ(failing_links, (std::set<std::string>{"shm", "tcp", "rdma"}));
   EXPECT_TRUE(offset_failed);
 }
 

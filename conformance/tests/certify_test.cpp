@@ -380,6 +380,14 @@ TEST_F(CertifyTest, CommSuitePassesAcrossAdaptersAndIsRecorded) {
   EXPECT_EQ(j["run"]["suite"], "comm");
   EXPECT_FALSE(j.contains("suite")) << "the request lives in `run`";
   EXPECT_EQ(j["summary"]["Fail"], 0);
+  // The interop matrix: every collective over shared memory, TCP and RDMA lanes.
+  for (const char* link : {"shm", "tcp", "rdma"}) {
+    ASSERT_TRUE(j["run"]["paths"].contains(link)) << j["run"]["paths"].dump();
+    const json& row = j["run"]["paths"][link];
+    EXPECT_TRUE(row.contains("all_to_all")) << link;
+    for (const auto& [collective, cell] : row.items()) EXPECT_EQ(cell["pass"], cell["cases"]);
+  }
+  EXPECT_NE(r.out.find("rdma "), std::string::npos) << r.out;
   expect_junit_classnames_and_times(slurp(dir_ / "comm" / "junit.xml"));
 }
 

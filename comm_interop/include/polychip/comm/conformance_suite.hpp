@@ -17,8 +17,9 @@ struct CommSuiteOptions {
   std::vector<std::string> dtypes = {"f32", "f16", "bf16", "f64", "i32", "i64"};
   std::vector<std::string> ops = {"sum", "prod", "min", "max", "avg"};  // all_reduce; others: sum
   // POLYCHIP_COMM_TRANSPORT of each pass: "auto" certifies the links ranks on
-  // one host use (shared memory), "tcp" the ones between hosts.
-  std::vector<std::string> transports = {"auto", "tcp"};
+  // one host use (shared memory), "tcp" the ones between hosts, "rdma" the
+  // H2D-RDMA lanes (POLYCHIP_NET_PROVIDER, else the first provider that opens).
+  std::vector<std::string> transports = {"auto", "tcp", "rdma"};
   uint64_t max_bytes = 4ull << 20;  // boundary_sizes up to here (and just past it)
   // A last pass (auto transport, every collective, op sum) with every buffer
   // this many elements into its allocation; 0: none.
