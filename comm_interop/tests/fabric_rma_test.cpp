@@ -101,6 +101,33 @@ TEST_P(FabricRmaTest, AWriteWithAForeignKeyNeverLandsNorNotifies) {
   EXPECT_EQ(target_error, std::string(GetParam()) + ": no remote write arrived");
 }
 
+// A deregistered region takes no more writes: the peer's late write with
+// the old key lands nowhere, and registering the memory again is no cache hit.
+TEST_P(FabricRmaTest, ADeregisteredRegionTakesNoMoreWrites) {
+  FabricRma writer(GetParam(), node()), target(GetParam(), node());
+  const uint64_t peer = writer.add_peer(target.address());
+  std::vector<uint8_t> landing(4096, 0xEE), source(64, 1);
+  const RemoteRegion region = target.register_memory(landing.data(), landing.size());
+  target.deregister_memory(landing.data(), landing.size());
+  target.deregister_memory(landing.data(), landing.size());  // unknown now: nothing happens
+  std::string target_error;
+  std::thread progress([&] {
+    try {
+      target.wait_write(1);
+    } catch (const Error& e) {
+      target_error = e.message();
+    }
+  });
+  try {
+    writer.write(peer, source.data(), source.size(), region, 0, 0, 1);
+  } catch (const Error&) {
+    // A provider that does report it is fine too.
+  }
+  progress.join();
+  EXPECT_EQ(landing, std::vector<uint8_t>(4096, 0xEE));
+  EXPECT_EQ(target_error, std::string(GetParam()) + ": no remote write arrived");
+}
+
 TEST_P(FabricRmaTest, AnAddressOfAnotherSizeIsRefused) {
   FabricRma endpoint(GetParam(), node());
   try {

@@ -146,9 +146,9 @@ class Transport {
   TransportOptions options_;
   std::vector<std::vector<std::unique_ptr<Connection>>> connections_;  // [peer][socket]
   std::vector<Connection*> all_connections_;  // TCP connections and shared-memory lanes
-  std::vector<std::unique_ptr<Connection>> lanes_;
-  // After lanes_: its registrations go before the rings' memory.
+  // Before lanes_: the rings deregister their memory from it as they go.
   std::unique_ptr<RmaEndpoint> rma_;
+  std::vector<std::unique_ptr<Connection>> lanes_;
   std::vector<std::string> link_of_peer_;
   bool lanes_wake_by_doorbell_ = true;
   std::vector<Connection*> lane_of_peer_;  // nullptr: the peer is reached over TCP

@@ -200,6 +200,13 @@ const FabricRma::Registration& FabricRma::registration_for(const void* data, uin
   return registrations_.emplace(std::make_pair(begin, size), r).first->second;
 }
 
+void FabricRma::deregister_memory(const void* data, uint64_t size) {
+  const auto found = registrations_.find({reinterpret_cast<uintptr_t>(data), size});
+  if (found == registrations_.end()) return;
+  fi_close(&found->second.mr->fid);
+  registrations_.erase(found);
+}
+
 void FabricRma::post_receive(ReceiveSlot& slot) {
   // A receive that only carries remote CQ data needs no payload space; the
   // small buffer keeps providers that dislike null buffers content.

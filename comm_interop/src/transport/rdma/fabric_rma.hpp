@@ -74,6 +74,10 @@ class FabricRma {
   // registering the same region again is free. The registration lives until
   // the endpoint is destroyed.
   RemoteRegion register_memory(void* data, uint64_t size);
+  // Ends the registration of exactly [data, data + size), if there is one:
+  // done before the memory is freed, so neither a stale cache entry nor a
+  // peer's late write can reach whatever is allocated there next.
+  void deregister_memory(const void* data, uint64_t size);
 
   // Writes `size` bytes from `local` (inside a registered region) to
   // `remote.address + offset` of peer `peer`, with `immediate` delivered to

@@ -111,7 +111,10 @@ std::unique_ptr<RmaRing> RmaRing::sender(RmaEndpoint& endpoint, uint64_t capacit
   return std::unique_ptr<RmaRing>(new RmaRing(endpoint, capacity, false));
 }
 
-RmaRing::~RmaRing() { std::free(memory_); }
+RmaRing::~RmaRing() {
+  endpoint_.fabric().deregister_memory(memory_, capacity_ + kBoxBytes);
+  std::free(memory_);
+}
 
 void RmaRing::connect(uint64_t peer_handle, const RemoteRegion& peer_region) {
   peer_ = peer_handle;

@@ -64,6 +64,7 @@ class RmaRing final : public ByteRing {
   // Sender side: a registered mirror of the peer's ring and the credit box
   // the peer writes into.
   static std::unique_ptr<RmaRing> sender(RmaEndpoint& endpoint, uint64_t capacity);
+  // Deregisters its memory: a ring must go before its endpoint.
   ~RmaRing() override;
 
   // What the peer needs: the ring (receiver) or the credit box (sender).
