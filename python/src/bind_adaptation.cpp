@@ -3,7 +3,8 @@
 //    a device type at a point (removable); invoke_hook() runs it, as the
 //    training loop does at train.before_forward and the others;
 //  - monkey-patch: C kernels from a patch library (patch_abi.h), listed with
-//    their origin and restorable one by one.
+//    their origin and restorable one by one; Python kernels are in
+//    bind_kernel_patches.cpp.
 // The HAL calls hooks through a C function pointer without user data, so one
 // trampoline finds the callable by (device type, hook point).
 #include <pybind11/functional.h>
@@ -39,9 +40,6 @@ PythonHooks& python_hooks() {
   return *hooks;
 }
 
-// What the last Python hook raised on this thread, for the error the HAL throws.
-thread_local std::string last_hook_error;
-
 polychip_status python_hook_trampoline(const polychip_hook_args* args) {
   py::gil_scoped_acquire gil;
   py::function fn;
@@ -55,7 +53,7 @@ polychip_status python_hook_trampoline(const polychip_hook_args* args) {
     fn(std::string(args->hook_point), std::string(args->device_type), args->device);
     return POLYCHIP_OK;
   } catch (py::error_already_set& e) {
-    last_hook_error = e.what();
+    python_callback_error() = e.what();
     return POLYCHIP_INTERNAL;
   }
 }
@@ -137,13 +135,8 @@ void bind_adaptation(py::module_& m) {
   m.def(
       "invoke_hook",
       [](const std::string& hook_point, const Device& device) {
-        last_hook_error.clear();
-        try {
-          return dispatcher().invoke_hook(hook_point, device);
-        } catch (const Error& e) {
-          if (last_hook_error.empty()) throw;
-          throw Error(e.code(), e.message() + ": " + last_hook_error);
-        }
+        return with_python_callback_errors(
+            [&] { return dispatcher().invoke_hook(hook_point, device); });
       },
       py::arg("hook_point"), py::arg("device"),
       "Runs the hook of device's type at hook_point; False when none is registered.");
@@ -162,8 +155,12 @@ void bind_adaptation(py::module_& m) {
       },
       "Active kernel patches with their origin.");
   m.def(
-      "restore_patch", [](uint64_t id) { dispatcher().restore(id); }, py::arg("patch_id"),
-      "Puts the original kernel back.");
+      "restore_patch",
+      [](uint64_t id) {
+        dispatcher().restore(id);
+        forget_python_kernel(id);
+      },
+      py::arg("patch_id"), "Puts the original kernel back (a C or a Python patch).");
 }
 
 }  // namespace polychip::python

@@ -41,4 +41,9 @@ void bind_errors(py::module_& m) {
   });
 }
 
+std::string& python_callback_error() {
+  thread_local std::string message;
+  return message;
+}
+
 }  // namespace polychip::python

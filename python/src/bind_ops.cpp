@@ -84,15 +84,19 @@ void call_op(const std::string& op, const py::args& args, py::kwargs kwargs) {
     views.push_back(tensors.back().view());
   }
   if (views.empty()) throw_error(StatusCode::kInvalidArgument, op + " was given no tensors");
-  if (stream) {
-    Runtime::global().dispatcher().call(op, views, attrs, stream->stream);
-    stream->enqueue(tensors);
-    return;
-  }
-  py::gil_scoped_release unlocked;
-  Stream own(views.front().device());
-  Runtime::global().dispatcher().call(op, views, attrs, own);
-  own.synchronize();
+  // A Python kernel patch (bind_kernel_patches.cpp) may run underneath: its
+  // exception's message joins the HAL's error.
+  with_python_callback_errors([&] {
+    if (stream) {
+      Runtime::global().dispatcher().call(op, views, attrs, stream->stream);
+      stream->enqueue(tensors);
+      return;
+    }
+    py::gil_scoped_release unlocked;
+    Stream own(views.front().device());
+    Runtime::global().dispatcher().call(op, views, attrs, own);
+    own.synchronize();
+  });
 }
 
 py::dict op_info(const OpSpec& spec) {

@@ -124,6 +124,11 @@ py::dict array_interface(const Tensor& tensor) {
 
 }  // namespace
 
+const char* numpy_typestr(DType dtype) {
+  const NumpyType* t = numpy_type(dtype);
+  return t ? t->typestr : nullptr;
+}
+
 DType dtype_of_array(const py::array& array) {
   const py::dtype dt = array.dtype();
   for (const auto& t : kNumpyTypes)

@@ -5,7 +5,11 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
+#include <string>
+
 #include "polychip/dtype.hpp"
+#include "polychip/error.hpp"
 
 namespace polychip {
 class Tensor;
@@ -21,6 +25,7 @@ void bind_ops(pybind11::module_& m);
 void bind_dlpack(pybind11::module_& m);  // after bind_tensors: adds to polychip.Tensor
 void bind_comm(pybind11::module_& m);    // after bind_tensors: takes polychip.Tensor
 void bind_adaptation(pybind11::module_& m);
+void bind_kernel_patches(pybind11::module_& m);  // after bind_adaptation
 
 // The polychip dtype of a NumPy array's dtype; INVALID_ARGUMENT when none.
 DType dtype_of_array(const pybind11::array& array);
@@ -28,5 +33,29 @@ DType dtype_of_array(const pybind11::array& array);
 // The tensor's memory as a host pointer, for views without a copy; throws
 // UNSUPPORTED naming the device when its memory is not host visible.
 void* host_visible_pointer(const Tensor& tensor);
+
+// NumPy's __array_interface__ typestr of a dtype ("<f4"); nullptr for bf16
+// and f8, which NumPy has no type for.
+const char* numpy_typestr(DType dtype);
+
+// What the last Python callback (a hook or a kernel patch) raised on this
+// thread: the HAL sees only a status code, so the binding that called into
+// the HAL appends this to the error it throws.
+std::string& python_callback_error();
+// Calls `f`; a polychip::Error it throws gets the callback's message
+// appended when a Python callback failed underneath it.
+template <typename F>
+auto with_python_callback_errors(F&& f) -> decltype(f()) {
+  python_callback_error().clear();
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (python_callback_error().empty()) throw;
+    throw Error(e.code(), e.message() + ": " + python_callback_error());
+  }
+}
+
+// A kernel patch made from Python is gone (restore_patch): forget its callable.
+void forget_python_kernel(uint64_t patch_id);
 
 }  // namespace polychip::python

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_polychip, m) {
   polychip::python::bind_ops(m);
   polychip::python::bind_comm(m);
   polychip::python::bind_adaptation(m);
+  polychip::python::bind_kernel_patches(m);
 }
