@@ -21,7 +21,10 @@ endif()
 set_target_properties(polychip PROPERTIES
   VERSION ${POLYCHIP_ABI_MAJOR}.${POLYCHIP_ABI_MINOR} SOVERSION ${POLYCHIP_ABI_MAJOR})
 set(POLYCHIP_LIBRARY_SONAME libpolychip.so.${POLYCHIP_ABI_MAJOR})
-set_target_properties(polychip_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+# bin/polychip finds lib/ of an install prefix; polychip/bin/polychip in the
+# Python wheel finds the library in polychip/ (python/CMakeLists.txt).
+set_target_properties(polychip_cli PROPERTIES
+  INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};$ORIGIN/..")
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/hal/include/polychip
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")

@@ -44,6 +44,8 @@ venv="$PWD/build/pip-venv"
 /usr/bin/python3 -m venv --system-site-packages --clear "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check .
 (cd /tmp && "$venv/bin/python" -c "import polychip; print('pip-installed polychip:', polychip.devices())")
+# ...with the polychip command the suites run in (polychip/bin/polychip).
+(cd /tmp && "$venv/bin/python" -c "import polychip; c = polychip.suites.command(); assert c.startswith('$venv'), c; r = polychip.certify('cpu', case='rmsnorm/f32/16x1023/exact/seed=1'); assert r.passed, r.summary; print('pip-installed certify:', c, r.verdict)")
 # ...with its type stubs (PEP 561).
 (cd /tmp && "$venv/bin/python" -c "import os, polychip; d = os.path.dirname(polychip.__file__); assert all(os.path.exists(os.path.join(d, f)) for f in ('_polychip.pyi', 'py.typed')), 'stubs missing from the wheel'")
 cmake --preset sanitize >/dev/null

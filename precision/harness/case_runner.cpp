@@ -124,6 +124,10 @@ std::string first_difference(const Problem& p, const std::vector<HostTensor>& a,
 // it: a tolerance multiple is noise against an exact 0 (its ulp is the
 // smallest subnormal) or a 0-ulp bound, so those get absolute / ulp terms.
 std::string describe_worst(const OutputMetrics& m, const Tolerance& tol) {
+  // Exact-input cases allow no error: any miss has an infinite fraction.
+  if (tol.mode == ToleranceMode::kExact && std::isfinite(m.worst_device) &&
+      std::isfinite(m.worst_exact))
+    return fmt::format("worst is off by {:.3g} where exact inputs allow 0", m.max_abs_error);
   if (!std::isfinite(m.max_tolerance_fraction)) return "worst is a NaN/Inf mismatch";
   if (m.worst_exact == 0)
     return fmt::format("worst is off by {:.3g} from an exact 0", m.max_abs_error);

@@ -1,7 +1,8 @@
 """polychip: a hardware abstraction layer for AI chips, from Python.
 
 The compiled part (polychip._polychip) holds the runtime: adapters, devices,
-tensors, the operator contract and the collectives (Communicator); polychip.patching is pure Python.
+tensors, the operator contract and the collectives (Communicator); polychip.patching
+and polychip.suites (certify, train: they run in the polychip command) are pure Python.
 See docs/python.md.
 """
 
@@ -33,6 +34,8 @@ from ._polychip import (  # noqa: F401 (re-exported)
     unregister_hook,
 )
 from . import patching  # noqa: F401 (pure Python, polychip.patching)
+from . import suites  # noqa: F401 (pure Python: the suites and training in the polychip command)
+from .suites import certify, train  # noqa: F401 (re-exported)
 
 
 def from_dlpack(producer, device=None):
@@ -67,6 +70,7 @@ __all__ = [
     "Tensor",
     "adapters",
     "call",
+    "certify",
     "declare_hook_point",
     "device",
     "devices",
@@ -83,5 +87,7 @@ __all__ = [
     "restore_patch",
     "unregister_hook",
     "patching",
+    "suites",
     "tensor",
+    "train",
 ]

@@ -1,0 +1,67 @@
+"""The conformance suites and the training workload from Python
+(polychip.certify, polychip.train): they run in the polychip command and
+return what its files say."""
+import os
+
+import numpy as np
+import pytest
+
+import polychip
+
+ONE_CASE = "rmsnorm/f32/16x1023/exact/seed=1"
+
+
+def test_the_command_is_found_beside_the_module():
+    assert os.access(polychip.suites.command(), os.X_OK)
+
+
+def test_a_certification_that_passes_reads_back_its_results(tmp_path):
+    run = polychip.certify("cpu", case=ONE_CASE, output_dir=str(tmp_path))
+    assert run.passed and run.exit_code == 0 and run.verdict == "Pass"
+    assert run.output_dir == str(tmp_path)
+    assert (tmp_path / "results.json").exists() and (tmp_path / "junit.xml").exists()
+    assert run.adapter("cpu.host")["verdict"] == "Pass"
+    assert [c["id"] for c in run.results["cases"]] == [ONE_CASE]
+    assert run.failed_cases() == []
+    assert "overall: Pass" in run.summary
+
+
+def test_a_defective_chip_fails_and_its_failing_cases_are_named():
+    # sim.ignored_eps: rmsnorm uses 1e-5 whatever eps it is given (the case's eps is not).
+    run = polychip.certify(["sim.ignored_eps"], case=ONE_CASE)
+    assert not run.passed and run.exit_code == 1 and run.verdict == "Fail"
+    assert run.adapter("sim.ignored_eps")["verdict"] == "Fail"
+    assert [(c["id"], c["verdict"]) for c in run.failed_cases()] == [(ONE_CASE, "Fail")]
+    message = run.failed_cases()[0]["message"]
+    assert "beyond tolerance" in message and "where exact inputs allow 0" in message, message
+
+
+def test_a_usage_error_raises_with_the_commands_message():
+    with pytest.raises(ValueError, match="no device 'no.such'"):
+        polychip.certify("no.such")
+    with pytest.raises(ValueError, match="adapters is empty"):
+        polychip.certify([])
+
+
+def test_training_returns_the_run_directory_and_its_curves(tmp_path):
+    run = polychip.train(str(tmp_path), adapter="cpu", steps=3, preset="tiny")
+    assert run.metrics.shape == (3, 4)
+    assert run.metrics[:, 0].tolist() == [1.0, 2.0, 3.0]
+    assert np.all(np.isfinite(run.losses)) and np.all(run.grad_norms > 0)
+    for name in ("model.safetensors", "config.json", "training_state.json", "metrics.npy"):
+        assert (tmp_path / name).exists(), name
+    # Two more steps from the checkpoint: the first three are kept as they were.
+    resumed = polychip.train(str(tmp_path), adapter="cpu", steps=5, preset="tiny", resume=True)
+    assert resumed.metrics.shape == (5, 4)
+    assert np.array_equal(resumed.metrics[:3], run.metrics)
+
+
+def test_training_on_an_unknown_device_raises_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="no device 'no.such'"):
+        polychip.train(str(tmp_path), adapter="no.such", steps=1, preset="tiny")
+
+
+def test_a_polychip_command_that_is_not_executable_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("POLYCHIP_COMMAND", str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError, match="POLYCHIP_COMMAND=.*missing"):
+        polychip.certify("cpu")
