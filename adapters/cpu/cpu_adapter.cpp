@@ -71,7 +71,8 @@ polychip_status device_properties(polychip_device_properties_args* a) {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   p.memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * page : 0;
   for (int d = POLYCHIP_DTYPE_F64; d < POLYCHIP_DTYPE_COUNT_; ++d) p.supported_dtypes |= 1ull << d;
-  p.capabilities = POLYCHIP_CAP_HOST_VISIBLE_MEMORY | POLYCHIP_CAP_TIMING_EVENTS;
+  p.capabilities =
+      POLYCHIP_CAP_HOST_VISIBLE_MEMORY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_NETWORK_EXPORT;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   p.compute_units = cores > 0 ? static_cast<int32_t>(cores) : 1;
   // Write only what the caller's struct has room for (ABI rule).
@@ -113,6 +114,20 @@ polychip_status memory_host_pointer(polychip_memory_host_pointer_args* a) {
   CPU_CHECK(check_args(a, "memory_host_pointer"));
   if (!a->memory) return fail(POLYCHIP_INVALID_ARGUMENT, "memory_host_pointer: memory is NULL");
   a->host_pointer = as_memory(a->memory)->data;
+  return POLYCHIP_OK;
+}
+
+// Host memory: any NIC registers it as it is.
+polychip_status memory_export(polychip_memory_export_args* a) {
+  CPU_CHECK(check_args(a, "memory_export"));
+  if (!a->memory) return fail(POLYCHIP_INVALID_ARGUMENT, "memory_export: memory is NULL");
+  const Memory* m = as_memory(a->memory);
+  a->interface = POLYCHIP_MEMORY_INTERFACE_SYSTEM;
+  a->device_ordinal = 0;
+  a->address = m->data;
+  a->size_bytes = m->size;
+  a->dmabuf_fd = -1;
+  a->dmabuf_offset = 0;
   return POLYCHIP_OK;
 }
 
@@ -238,7 +253,7 @@ polychip_status kernel_table(polychip_kernel_table_args* a) {
   return POLYCHIP_OK;
 }
 
-const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_INIT("cpu", "polychip", "0.1.0");
+const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_1_INIT("cpu", "polychip", "0.1.0");
 
 }  // namespace
 

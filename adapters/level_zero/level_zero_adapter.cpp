@@ -109,6 +109,22 @@ polychip_status memory_host_pointer(polychip_memory_host_pointer_args* args) {
   });
 }
 
+// Device memory as its Level Zero pointer (FI_HMEM_ZE, device = the
+// adapter's device index); host allocations as system memory.
+polychip_status memory_export(polychip_memory_export_args* args) {
+  return errors().guarded("memory_export", [&] {
+    require_args(args);
+    const Memory* m = require_memory(args->memory, "memory");
+    const bool device = m->kind == POLYCHIP_MEMORY_DEVICE;
+    args->interface = device ? POLYCHIP_MEMORY_INTERFACE_ZE : POLYCHIP_MEMORY_INTERFACE_SYSTEM;
+    args->device_ordinal = device ? m->device : 0;
+    args->address = m->ptr;
+    args->size_bytes = m->size;
+    args->dmabuf_fd = -1;
+    args->dmabuf_offset = 0;
+  });
+}
+
 void check_range(const Memory* m, uint64_t offset, uint64_t size, const char* side) {
   if (offset > m->size || size > m->size - offset)
     fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{} range [{}, {}) exceeds its memory of {} bytes",
@@ -312,7 +328,7 @@ polychip_status kernel_table(polychip_kernel_table_args* args) {
   });
 }
 
-const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_INIT("level_zero", "polychip", "0.1.0");
+const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_1_INIT("level_zero", "polychip", "0.1.0");
 
 }  // namespace
 

@@ -55,7 +55,8 @@ std::unique_ptr<Device> open_device(const ZeApi& api, ze_driver_handle_t driver,
     for (int d : {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F8E4M3, POLYCHIP_DTYPE_F8E5M2})
       dtypes |= uint64_t{1} << d;
   p.supported_dtypes = dtypes;
-  p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_COPY_ENGINE;
+  p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_COPY_ENGINE |
+                   POLYCHIP_CAP_NETWORK_EXPORT;
   p.compute_units =
       static_cast<int32_t>(props.numSlices * props.numSubslicesPerSlice * props.numEUsPerSubslice);
   return dev;

@@ -108,7 +108,8 @@ polychip_status device_properties(polychip_device_properties_args* a) {
        {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_BF16,
         POLYCHIP_DTYPE_F8E4M3, POLYCHIP_DTYPE_F8E5M2, POLYCHIP_DTYPE_I32, POLYCHIP_DTYPE_I64})
     p.supported_dtypes |= 1ull << d;
-  p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS;
+  p.capabilities =
+      POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_NETWORK_EXPORT;
   p.compute_units = 1;
   const size_t n = std::min(a->properties->struct_size, sizeof p);
   std::memcpy(reinterpret_cast<char*>(a->properties) + sizeof(size_t),
@@ -165,6 +166,21 @@ polychip_status memory_host_pointer(polychip_memory_host_pointer_args* a) {
     return fail(POLYCHIP_UNSUPPORTED,
                 "memory_host_pointer: sim device memory is not host visible; use copy");
   a->host_pointer = m->base();
+  return POLYCHIP_OK;
+}
+
+// Device memory is exported as its host mapping (a NIC on this host can
+// register it as system memory), kept unlocked from then on (SimMemory).
+polychip_status memory_export(polychip_memory_export_args* a) {
+  SIM_CHECK(check_args(a, "memory_export"));
+  auto m = memories().find(a->memory);
+  if (!m) return fail(POLYCHIP_INVALID_ARGUMENT, "memory_export: not a live sim memory handle");
+  a->interface = POLYCHIP_MEMORY_INTERFACE_SYSTEM;
+  a->device_ordinal = 0;
+  a->address = m->export_to_network();
+  a->size_bytes = m->size();
+  a->dmabuf_fd = -1;
+  a->dmabuf_offset = 0;
   return POLYCHIP_OK;
 }
 
@@ -407,7 +423,7 @@ polychip_status kernel_table(polychip_kernel_table_args* a) {
   return POLYCHIP_OK;
 }
 
-const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_INIT("sim", "polychip", "0.1.0");
+const polychip_adapter_api kApi = POLYCHIP_ADAPTER_API_V1_1_INIT("sim", "polychip", "0.1.0");
 
 }  // namespace
 }  // namespace polychip::sim

@@ -57,6 +57,14 @@ void SimMemory::unlock(uint64_t offset, uint64_t size) {
   protect_changed(offset / page_, (end + page_ - 1) / page_, true);
 }
 
+char* SimMemory::export_to_network() {
+  if (kind_ != POLYCHIP_MEMORY_DEVICE || !base_) return base_;
+  std::lock_guard lock(mutex_);
+  if (!exported_) protect_changed(0, mapped_ / page_, true);  // a user that never leaves
+  exported_ = true;
+  return base_;
+}
+
 void SimMemory::lock(uint64_t offset, uint64_t size) {
   if (kind_ != POLYCHIP_MEMORY_DEVICE || !base_ || size == 0 || offset >= size_) return;
   const uint64_t end = size > size_ - offset ? size_ : offset + size;

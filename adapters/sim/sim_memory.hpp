@@ -29,6 +29,11 @@ class SimMemory {
   // The mapping's address. Touching device memory outside a MemoryAccess
   // faults (SIGSEGV): that is the point.
   char* base() const { return base_; }
+  // The NIC's view (memory_export): from now on the whole allocation stays
+  // readable and writable until it is unmapped, as GPUDirect RDMA pins an
+  // allocation's pages for the NIC; the host-side guard is gone for this
+  // allocation only. Returns base().
+  char* export_to_network();
 
  private:
   friend class MemoryAccess;
@@ -46,6 +51,7 @@ class SimMemory {
   uint64_t page_ = 0;
   std::mutex mutex_;
   std::vector<uint32_t> users_;  // per page
+  bool exported_ = false;        // guarded by mutex_
 };
 
 // Makes device memory readable and writable for its lifetime.

@@ -14,6 +14,10 @@
 #include <vector>
 
 #include "polychip/error.hpp"
+#include "polychip/memory.hpp"
+#include "polychip/runtime.hpp"
+
+extern "C" const polychip_adapter_api* polychip_sim_adapter_get_api(void);
 
 namespace polychip::comm {
 namespace {
@@ -55,6 +59,67 @@ TEST_P(FabricRmaTest, WritesLandWhereTheyAreAimedAndTheTargetIsTold) {
   // Nothing past the odd write's last byte changed.
   const size_t end = (1 << 20) - 3 + odd.size();
   for (size_t i = end; i < region_bytes; ++i) ASSERT_EQ(landing[i], 0xEE) << "byte " << i;
+}
+
+// GDR's building block: a device allocation, exported by its adapter
+// (adapter ABI 1.1; sim exports its memory as system memory), registered
+// and written one-sidedly straight from another device allocation: no copy
+// through host memory on either side.
+TEST_P(FabricRmaTest, ADeviceAllocationIsWrittenStraightFromAnother) {
+  RuntimeOptions options;
+  options.builtin_adapters = {&polychip_sim_adapter_get_api};
+  Runtime runtime(options);
+  const Device device = runtime.device("sim.faithful");
+  const std::vector<uint8_t> data = pattern((64 << 10) + 5, 3);
+  Buffer source(device, data.size()), landing(device, data.size());
+  source.copy_from_host(data.data(), data.size());
+  const NetworkMemory from = source.network_export(), to = landing.network_export();
+
+  FabricRma writer(GetParam(), node()), target(GetParam(), node());
+  const uint64_t peer = writer.add_peer(target.address());
+  const RemoteRegion region = target.register_memory(
+      to.address, to.size, memory_interface_of(to.interface), to.device_ordinal);
+  writer.register_memory(from.address, from.size, memory_interface_of(from.interface),
+                         from.device_ordinal);
+  uint64_t seen = 0;
+  std::thread progress([&] { seen = target.wait_write(20).data; });
+  writer.write(peer, from.address, data.size(), region, 0, 0x6D2, 20);
+  progress.join();
+  EXPECT_EQ(seen, 0x6D2u);
+  std::vector<uint8_t> landed(data.size());
+  landing.copy_to_host(landed.data(), landed.size());
+  EXPECT_EQ(landed, data);
+  target.deregister_memory(to.address, to.size);
+  writer.deregister_memory(from.address, from.size);
+}
+
+TEST_P(FabricRmaTest, DeviceMemoryNeedsAnEndpointWithHmem) {
+  FabricRma endpoint(GetParam(), node());
+  std::vector<uint8_t> memory(4096);
+  EXPECT_TRUE(endpoint.can_register(MemoryInterface::kSystem));
+  for (MemoryInterface where :
+       {MemoryInterface::kCuda, MemoryInterface::kRocr, MemoryInterface::kZe}) {
+    ASSERT_FALSE(endpoint.can_register(where)) << "opened without FI_HMEM";
+    try {
+      endpoint.register_memory(memory.data(), memory.size(), where, 0);
+      FAIL() << memory_interface_label(where);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+      EXPECT_EQ(e.message().find(std::string(GetParam()) +
+                                 " was opened without FI_HMEM: it cannot "
+                                 "register " +
+                                 memory_interface_label(where) + " device memory"),
+                0u)
+          << e.message();
+    }
+  }
+  try {
+    memory_interface_of(POLYCHIP_MEMORY_INTERFACE_DMABUF);
+    FAIL() << "dma-buf";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+    EXPECT_NE(e.message().find("a dma-buf cannot be registered"), std::string::npos);
+  }
 }
 
 TEST_P(FabricRmaTest, AWriteOutsideThePeersRegionIsRefusedBeforeItIsSent) {

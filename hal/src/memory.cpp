@@ -79,6 +79,51 @@ void* Buffer::host_pointer() const {
   return a.host_pointer;
 }
 
+const char* memory_interface_name(polychip_memory_interface interface) {
+  switch (interface) {
+    case POLYCHIP_MEMORY_INTERFACE_SYSTEM:
+      return "system";
+    case POLYCHIP_MEMORY_INTERFACE_CUDA:
+      return "cuda";
+    case POLYCHIP_MEMORY_INTERFACE_ROCR:
+      return "rocr";
+    case POLYCHIP_MEMORY_INTERFACE_ZE:
+      return "ze";
+    case POLYCHIP_MEMORY_INTERFACE_DMABUF:
+      return "dmabuf";
+  }
+  return "unknown";
+}
+
+NetworkMemory Buffer::network_export() const {
+  require_device(device_, "network_export");
+  const polychip_adapter_api& api = device_.api();
+  if (api.struct_size < POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_1 || !api.memory_export)
+    throw_error(StatusCode::kUnsupported,
+                fmt::format("{} ({}) cannot export memory to a NIC: adapter '{}' has ABI {}.{} "
+                            "without memory_export (added in 1.1)",
+                            device_.label(), device_.device_type(), device_.adapter_name(),
+                            api.abi_version.major, api.abi_version.minor));
+  polychip_memory_export_args a{};
+  a.struct_size = POLYCHIP_STRUCT_SIZE(polychip_memory_export_args, dmabuf_offset);
+  a.memory = memory_;
+  a.dmabuf_fd = -1;
+  device_.check(api.memory_export(&a), "memory_export");
+  if (a.interface < POLYCHIP_MEMORY_INTERFACE_SYSTEM ||
+      a.interface > POLYCHIP_MEMORY_INTERFACE_DMABUF)
+    throw_error(StatusCode::kInternal,
+                fmt::format("{}: memory_export returned unknown memory interface {}",
+                            device_.label(), a.interface));
+  if (a.size_bytes < size_ ||
+      (a.interface == POLYCHIP_MEMORY_INTERFACE_DMABUF ? a.dmabuf_fd < 0
+                                                       : (a.address == nullptr && size_ > 0)))
+    throw_error(StatusCode::kInternal,
+                fmt::format("{}: memory_export described {} bytes at {} (fd {}) for an allocation "
+                            "of {} bytes",
+                            device_.label(), a.size_bytes, a.address, a.dmabuf_fd, size_));
+  return {a.interface, a.device_ordinal, a.address, a.size_bytes, a.dmabuf_fd, a.dmabuf_offset};
+}
+
 static polychip_copy_args copy_args(polychip_copy_kind kind, uint64_t size, polychip_stream* s) {
   polychip_copy_args a{};
   a.struct_size = POLYCHIP_STRUCT_SIZE(polychip_copy_args, stream);

@@ -54,6 +54,45 @@ TEST_F(MemoryTest, PinnedHostAndHostPointer) {
   EXPECT_EQ(zero.size(), 0u);
 }
 
+TEST_F(MemoryTest, CpuMemoryIsExportedToNicsAsSystemMemory) {
+  EXPECT_TRUE(cpu.properties().has(POLYCHIP_CAP_NETWORK_EXPORT));
+  Buffer b(cpu, 4096);
+  const NetworkMemory m = b.network_export();
+  EXPECT_EQ(m.interface, POLYCHIP_MEMORY_INTERFACE_SYSTEM);
+  EXPECT_STREQ(memory_interface_name(m.interface), "system");
+  EXPECT_EQ(m.address, b.host_pointer());
+  EXPECT_EQ(m.size, 4096u);
+  EXPECT_EQ(m.dmabuf_fd, -1);
+}
+
+// The cpu adapter's own table cut back to ABI 1.0 (its memory_export
+// pointer left in place past struct_size, which the HAL must not read).
+const polychip_adapter_api* cpu_table_of_abi_1_0() {
+  static const polychip_adapter_api api = [] {
+    polychip_adapter_api a = *polychip_cpu_adapter_get_api();
+    a.struct_size = POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0;
+    a.abi_version.minor = 0;
+    return a;
+  }();
+  return &api;
+}
+
+TEST(NetworkExport, AnAdapterOfAbi1_0IsLoadedAndExportsNothing) {
+  RuntimeOptions o;
+  o.builtin_adapters = {&cpu_table_of_abi_1_0};
+  Runtime rt(o);
+  Buffer b(rt.device("cpu:0"), 64);
+  try {
+    b.network_export();
+    FAIL() << "a 1.0 table has no memory_export";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+    EXPECT_NE(e.message().find("cannot export memory to a NIC: adapter 'cpu' has ABI 1.0"),
+              std::string::npos)
+        << e.message();
+  }
+}
+
 TEST_F(MemoryTest, EventsRecordAndMeasure) {
   Stream s(cpu);
   Event a(cpu), b(cpu);

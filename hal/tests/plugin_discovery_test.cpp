@@ -31,7 +31,7 @@ TEST(PluginDiscoveryTest, GoodPluginsLoadBadOnesAreRefusedWithTheReason) {
   EXPECT_EQ(rt.device("testplug").device_type(), "testplug.v1");
 
   EXPECT_NE(reason_for(rt, "libtestplug_major2.so").find("ABI version 2.0"), std::string::npos);
-  EXPECT_NE(reason_for(rt, "libtestplug_major2.so").find("HAL's ABI 1.0"), std::string::npos);
+  EXPECT_NE(reason_for(rt, "libtestplug_major2.so").find("HAL's ABI 1.1"), std::string::npos);
   EXPECT_NE(reason_for(rt, "libtestplug_too_small.so").find("struct_size"), std::string::npos);
   EXPECT_NE(reason_for(rt, "libtestplug_no_entry.so").find("no symbol 'polychip_adapter_get_api'"),
             std::string::npos);

@@ -19,6 +19,7 @@ std::vector<std::string> capability_names(uint64_t caps) {
       {POLYCHIP_CAP_HOST_VISIBLE_MEMORY, "host_visible_memory"},
       {POLYCHIP_CAP_PEER_ACCESS, "peer_access"},
       {POLYCHIP_CAP_DMABUF_EXPORT, "dmabuf_export"},
+      {POLYCHIP_CAP_NETWORK_EXPORT, "network_export"},
       {POLYCHIP_CAP_ASYNC_COPY, "async_copy"},
       {POLYCHIP_CAP_TIMING_EVENTS, "timing_events"},
       {POLYCHIP_CAP_COPY_ENGINE, "copy_engine"}};

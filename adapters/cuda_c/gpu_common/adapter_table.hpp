@@ -44,6 +44,7 @@ class AdapterTable {
       a.event_synchronize = &call<polychip_event_args, &GpuAdapter::event_synchronize>;
       a.event_elapsed = &call<polychip_event_elapsed_args, &GpuAdapter::event_elapsed>;
       a.kernel_table = &kernel_table;
+      a.memory_export = &call<polychip_memory_export_args, &GpuAdapter::memory_export>;
       return a;
     }();
     return &api;

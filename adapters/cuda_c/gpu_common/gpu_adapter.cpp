@@ -154,7 +154,8 @@ Status GpuAdapter::device_properties(polychip_device_properties_args* args) {
        {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_BF16,
         POLYCHIP_DTYPE_F8E4M3, POLYCHIP_DTYPE_F8E5M2, POLYCHIP_DTYPE_I32, POLYCHIP_DTYPE_I64})
     p.supported_dtypes |= dtype_bit(d);
-  p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_COPY_ENGINE;
+  p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_COPY_ENGINE |
+                   POLYCHIP_CAP_NETWORK_EXPORT;
   // Write only what fits the caller's struct, keeping its struct_size.
   const size_t caller_size = args->properties->struct_size;
   p.struct_size = caller_size;
@@ -206,6 +207,21 @@ Status GpuAdapter::memory_host_pointer(polychip_memory_host_pointer_args* args) 
                                    "copy it or allocate POLYCHIP_MEMORY_PINNED_HOST",
                                    config_.name));
   args->host_pointer = memory->host;
+  return Status::Ok();
+}
+
+Status GpuAdapter::memory_export(polychip_memory_export_args* args) {
+  if (!args || !args->memory) return invalid("memory_export: args or memory is NULL");
+  const GpuMemory* memory = as_memory(args->memory);
+  const bool device = memory->kind == POLYCHIP_MEMORY_DEVICE;
+  args->interface = !device                        ? POLYCHIP_MEMORY_INTERFACE_SYSTEM
+                    : driver_->api() == Api::kCuda ? POLYCHIP_MEMORY_INTERFACE_CUDA
+                                                   : POLYCHIP_MEMORY_INTERFACE_ROCR;
+  args->device_ordinal = device ? memory->device : 0;
+  args->address = device ? reinterpret_cast<void*>(memory->address) : memory->host;
+  args->size_bytes = memory->size;
+  args->dmabuf_fd = -1;
+  args->dmabuf_offset = 0;
   return Status::Ok();
 }
 

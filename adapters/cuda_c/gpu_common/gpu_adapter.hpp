@@ -65,6 +65,10 @@ class GpuAdapter {
   Status memory_allocate(polychip_memory_allocate_args* args);
   Status memory_free(polychip_memory_free_args* args);
   Status memory_host_pointer(polychip_memory_host_pointer_args* args);
+  // Device memory as its driver's pointer (FI_HMEM_CUDA / FI_HMEM_ROCR: the
+  // NIC reaches it through nvidia-peermem, amdgpu's peer memory or dma-buf);
+  // pinned host memory as system memory.
+  Status memory_export(polychip_memory_export_args* args);
   Status copy(polychip_copy_args* args);
   Status stream_create(polychip_stream_create_args* args);
   Status stream_destroy(polychip_stream_args* args);

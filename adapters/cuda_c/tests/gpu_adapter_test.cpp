@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -127,8 +128,8 @@ TEST(GpuAdapter, BadArgumentsAreErrorsNotCrashes) {
 // to allocate, create a stream and plan an op; launches are only counted.
 class HostMemoryDevice final : public GpuDriver {
  public:
-  explicit HostMemoryDevice(int* launches) : launches_(launches) {}
-  Api api() const override { return Api::kCuda; }
+  explicit HostMemoryDevice(int* launches, Api api = Api::kCuda) : launches_(launches), api_(api) {}
+  Api api() const override { return api_; }
   std::string load() override { return ""; }
   int device_count(int* count) override { return *count = 1, 0; }
   int device_name(int, std::string* name) override { return *name = "Host Memory", 0; }
@@ -177,6 +178,7 @@ class HostMemoryDevice final : public GpuDriver {
 
  private:
   int* launches_;
+  Api api_;
 };
 
 TEST(GpuAdapter, TensorOutsideItsMemoryIsRejectedBeforeAnyLaunch) {
@@ -237,6 +239,47 @@ TEST(GpuAdapter, TensorOutsideItsMemoryIsRejectedBeforeAnyLaunch) {
   }
 }
 
+// memory_export (ABI 1.1): device memory as the driver's pointer on its
+// interface (what libfabric registers with FI_HMEM_CUDA / FI_HMEM_ROCR),
+// pinned host memory as system memory.
+TEST(GpuAdapter, MemoryIsExportedOnTheDriversInterface) {
+  for (const auto& [api, interface] : {std::pair{Api::kCuda, POLYCHIP_MEMORY_INTERFACE_CUDA},
+                                       std::pair{Api::kHip, POLYCHIP_MEMORY_INTERFACE_ROCR}}) {
+    int launches = 0;
+    GpuAdapter a({"vendor", "vendor", "VENDOR", kImage, ""},
+                 std::make_unique<HostMemoryDevice>(&launches, api));
+    for (polychip_memory_kind kind : {POLYCHIP_MEMORY_DEVICE, POLYCHIP_MEMORY_PINNED_HOST}) {
+      polychip_memory_allocate_args m{};
+      m.struct_size = sizeof m;
+      m.kind = kind;
+      m.size_bytes = 256;
+      ASSERT_TRUE(a.memory_allocate(&m).ok());
+      polychip_memory_export_args e{};
+      e.struct_size = sizeof e;
+      e.memory = m.memory;
+      ASSERT_TRUE(a.memory_export(&e).ok());
+      const auto* memory = reinterpret_cast<const GpuMemory*>(m.memory);
+      if (kind == POLYCHIP_MEMORY_DEVICE) {
+        EXPECT_EQ(e.interface, interface);
+        EXPECT_EQ(e.address, reinterpret_cast<void*>(memory->address));
+      } else {
+        EXPECT_EQ(e.interface, POLYCHIP_MEMORY_INTERFACE_SYSTEM);
+        EXPECT_EQ(e.address, memory->host);
+      }
+      EXPECT_EQ(e.device_ordinal, 0);
+      EXPECT_EQ(e.size_bytes, 256u);
+      EXPECT_EQ(e.dmabuf_fd, -1);
+      polychip_memory_free_args f{};
+      f.struct_size = sizeof f;
+      f.memory = m.memory;
+      EXPECT_TRUE(a.memory_free(&f).ok());
+    }
+    polychip_memory_export_args none{};
+    none.struct_size = sizeof none;
+    EXPECT_EQ(a.memory_export(&none).code, POLYCHIP_INVALID_ARGUMENT);
+  }
+}
+
 TEST(GpuAdapter, KernelTableCoversEveryOpAndDtype) {
   auto fn = [](const polychip_kernel_args*) -> polychip_status { return POLYCHIP_OK; };
   auto entries = GpuAdapter::build_kernel_entries(fn);
@@ -273,7 +316,9 @@ TEST(AdapterTable, FillsEveryFunctionAndReportsErrorsThroughLastErrorMessage) {
   const polychip_adapter_api* api =
       AdapterTable<&table_test_adapter>::table("vendor", "Vendor Inc.", "1.2.3");
   ASSERT_EQ(api->struct_size, sizeof(polychip_adapter_api));
+  ASSERT_EQ(api->struct_size, POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_1);
   EXPECT_EQ(api->abi_version.major, POLYCHIP_ABI_VERSION_MAJOR);
+  EXPECT_EQ(api->abi_version.minor, 1);
   EXPECT_STREQ(api->name, "vendor");
   const void* const* fns = reinterpret_cast<const void* const*>(&api->last_error_message);
   const size_t n =

@@ -3,6 +3,7 @@
 // bounds and handle checks.
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 
 #include "sim_memory.hpp"
@@ -73,6 +74,31 @@ TEST_F(SimTest, PinnedHostMemoryIsHostVisible) {
   int32_t out[16] = {};
   device.copy_to_host(out, 64);
   EXPECT_EQ(out[3], 42);
+}
+
+// memory_export (ABI 1.1): the allocation itself, as a NIC on this host
+// registers it; what the NIC writes there is what the device holds.
+TEST_F(SimTest, ExportedDeviceMemoryIsTheAllocationAndTheNicCanWriteIt) {
+  const Device dev = rt.device("sim.faithful");
+  EXPECT_TRUE(dev.properties().has(POLYCHIP_CAP_NETWORK_EXPORT));
+  Buffer device(dev, 3 * 4096 + 8);
+  const NetworkMemory m = device.network_export();
+  EXPECT_EQ(m.interface, POLYCHIP_MEMORY_INTERFACE_SYSTEM);
+  EXPECT_EQ(m.address, device_address(device));
+  EXPECT_EQ(m.size, device.size());
+  EXPECT_EQ(device.network_export().address, m.address) << "exporting twice is the same";
+  std::vector<int32_t> written(device.size() / 4);
+  std::iota(written.begin(), written.end(), 11);
+  std::memcpy(m.address, written.data(), device.size());  // the NIC's DMA
+  std::vector<int32_t> read(written.size());
+  device.copy_to_host(read.data(), device.size());
+  EXPECT_EQ(read, written);
+  // Kernels and copies still lock and unlock its pages around themselves.
+  Buffer other(dev, device.size());
+  other.copy_from(device, device.size());
+  other.copy_to_host(read.data(), device.size());
+  EXPECT_EQ(read, written);
+  EXPECT_EQ(*static_cast<int32_t*>(m.address), 11) << "still the NIC's to read after copies";
 }
 
 TEST_F(SimTest, CopiesRoundTripAndCheckBounds) {

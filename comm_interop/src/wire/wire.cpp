@@ -24,6 +24,14 @@ void check_magic(ByteReader& r, uint32_t expected, const char* what) {
   }
 }
 
+// An offer's magic and flags word (1: offered, 0: declined, else corrupt).
+bool parse_offer_header(ByteReader& r, uint32_t magic, const char* what) {
+  check_magic(r, magic, what);
+  const uint32_t flags = r.u32("flags");
+  if (flags > 1) corrupt(std::string(what) + ": unknown flags " + std::to_string(flags));
+  return flags == 1;
+}
+
 bool valid_hostname_chars(const std::string& s) {
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7f) return false;
@@ -141,11 +149,8 @@ std::vector<uint8_t> encode_shm_offer(const ShmOffer& o) {
 
 ShmOffer parse_shm_offer(std::span<const uint8_t> bytes) {
   ByteReader r(bytes, "shared-memory offer");
-  check_magic(r, kShmOfferMagic, "shared-memory offer");
-  uint32_t flags = r.u32("flags");
-  if (flags > 1) corrupt("shared-memory offer: unknown flags " + std::to_string(flags));
   ShmOffer o;
-  o.offered = flags == 1;
+  o.offered = parse_offer_header(r, kShmOfferMagic, "shared-memory offer");
   o.capacity = r.u64("capacity");
   r.raw(o.token.data(), o.token.size(), "token");
   uint8_t length = r.u8("name length");
@@ -233,11 +238,8 @@ std::vector<uint8_t> encode_rdma_offer(const RdmaOffer& o) {
 
 RdmaOffer parse_rdma_offer(std::span<const uint8_t> bytes) {
   ByteReader r(bytes, "RDMA offer");
-  check_magic(r, kRdmaOfferMagic, "RDMA offer");
-  uint32_t flags = r.u32("flags");
-  if (flags > 1) corrupt("RDMA offer: unknown flags " + std::to_string(flags));
   RdmaOffer o;
-  o.offered = flags == 1;
+  o.offered = parse_offer_header(r, kRdmaOfferMagic, "RDMA offer");
   uint8_t provider_length = r.u8("provider length");
   char provider[kRdmaProviderMax];
   r.raw(provider, kRdmaProviderMax, "provider");

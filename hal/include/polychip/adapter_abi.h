@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define POLYCHIP_ABI_VERSION_MAJOR 1
-#define POLYCHIP_ABI_VERSION_MINOR 0
+#define POLYCHIP_ABI_VERSION_MINOR 1
 
 #define POLYCHIP_STRUCT_SIZE(type, last_field) \
   (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
@@ -99,7 +99,10 @@ enum {
   /* Copies run on an engine of their own (DMA), not on host cores: worth
    * overlapping with host work (added in ABI 1.0; adapters that leave it
    * out are treated as copying with host cores). */
-  POLYCHIP_CAP_COPY_ENGINE = 1u << 5
+  POLYCHIP_CAP_COPY_ENGINE = 1u << 5,
+  /* ABI 1.1: memory_export describes device allocations for registration
+   * with a NIC (GPUDirect RDMA, the GDR path of comm_interop). */
+  POLYCHIP_CAP_NETWORK_EXPORT = 1u << 6
 };
 
 #define POLYCHIP_DEVICE_TYPE_MAX 64
@@ -210,6 +213,35 @@ typedef struct polychip_event_elapsed_args {
   double milliseconds; /* out */
 } polychip_event_elapsed_args;
 
+/* ---- network export (ABI 1.1) ----------------------------------------------
+ * How a NIC reaches an allocation directly, with no copy through host memory:
+ * the memory interface libfabric registers it with (FI_HMEM_SYSTEM, _CUDA,
+ * _ROCR, _ZE) and its address in that interface's space, or a dma-buf. The
+ * allocation stays valid for the NIC until memory_free; the caller ends its
+ * registration before that. UNSUPPORTED when the adapter cannot (a v1.0
+ * table, which has no memory_export, is treated the same way). */
+typedef int32_t polychip_memory_interface;
+enum {
+  POLYCHIP_MEMORY_INTERFACE_SYSTEM = 0, /* a host virtual address any NIC can register */
+  POLYCHIP_MEMORY_INTERFACE_CUDA = 1,   /* a CUDA device pointer (nvidia-peermem or dma-buf) */
+  POLYCHIP_MEMORY_INTERFACE_ROCR = 2,   /* a ROCm/HIP device pointer */
+  POLYCHIP_MEMORY_INTERFACE_ZE = 3,     /* a Level Zero device allocation */
+  POLYCHIP_MEMORY_INTERFACE_DMABUF = 4  /* dmabuf_fd at dmabuf_offset */
+};
+
+typedef struct polychip_memory_export_args {
+  size_t struct_size;
+  polychip_memory* memory;
+  polychip_memory_interface interface; /* out */
+  int32_t device_ordinal;              /* out: the interface's device index (0 for SYSTEM) */
+  void* address;                       /* out: the allocation's start in the interface's
+                                          address space (the mapping's, for DMABUF) */
+  uint64_t size_bytes;                 /* out: the allocation's size */
+  int32_t dmabuf_fd;                   /* out, DMABUF only: owned by the adapter, open
+                                          until memory_free; -1 otherwise */
+  uint64_t dmabuf_offset;              /* out, DMABUF only */
+} polychip_memory_export_args;
+
 /* ---- kernels --------------------------------------------------------------*/
 #define POLYCHIP_MAX_RANK 8
 #define POLYCHIP_MAX_OP_TENSORS 12
@@ -308,41 +340,42 @@ typedef struct polychip_adapter_api {
   polychip_status (*event_elapsed)(polychip_event_elapsed_args* args);
 
   polychip_status (*kernel_table)(polychip_kernel_table_args* args);
+
+  /* ---- ABI 1.1 ---- */
+  /* May be NULL: the adapter exports no memory (same as UNSUPPORTED). */
+  polychip_status (*memory_export)(polychip_memory_export_args* args);
 } polychip_adapter_api;
 
 /* Size of the v1.0 table: the smallest table the HAL accepts. */
 #define POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0 \
   POLYCHIP_STRUCT_SIZE(polychip_adapter_api, kernel_table)
+/* Size of the v1.1 table (memory_export). */
+#define POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_1 \
+  POLYCHIP_STRUCT_SIZE(polychip_adapter_api, memory_export)
 
 /* Initializer of a v1.0 table from functions in scope that carry the table's
  * field names (last_error_message, device_count, ..., kernel_table):
  *   static const polychip_adapter_api api =
- *       POLYCHIP_ADAPTER_API_V1_INIT("myvendor", "My Vendor Inc.", "1.2.0"); */
-#define POLYCHIP_ADAPTER_API_V1_INIT(name, vendor, adapter_version)                         \
-  {POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0,                                                 \
-   NULL,                                                                                  \
-   {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR}, \
-   name,                                                                                  \
-   vendor,                                                                                \
-   adapter_version,                                                                       \
-   last_error_message,                                                                    \
-   device_count,                                                                          \
-   device_properties,                                                                     \
-   memory_allocate,                                                                       \
-   memory_free,                                                                           \
-   memory_host_pointer,                                                                   \
-   copy,                                                                                  \
-   stream_create,                                                                         \
-   stream_destroy,                                                                        \
-   stream_synchronize,                                                                    \
-   event_create,                                                                          \
-   event_destroy,                                                                         \
-   event_record,                                                                          \
-   stream_wait_event,                                                                     \
-   event_query,                                                                           \
-   event_synchronize,                                                                     \
-   event_elapsed,                                                                         \
-   kernel_table}
+ *       POLYCHIP_ADAPTER_API_V1_INIT("myvendor", "My Vendor Inc.", "1.2.0");
+ * POLYCHIP_ADAPTER_API_V1_1_INIT also takes memory_export. */
+#define POLYCHIP_ADAPTER_API_V1_INIT(name, vendor, adapter_version)                           \
+  {                                                                                           \
+    POLYCHIP_ADAPTER_API_FIELDS_V1_0_(POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_0, 0, name, vendor, \
+                                      adapter_version),                                       \
+        NULL                                                                                  \
+  }
+#define POLYCHIP_ADAPTER_API_V1_1_INIT(name, vendor, adapter_version)                         \
+  {                                                                                           \
+    POLYCHIP_ADAPTER_API_FIELDS_V1_0_(POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_1, 1, name, vendor, \
+                                      adapter_version),                                       \
+        memory_export                                                                         \
+  }
+#define POLYCHIP_ADAPTER_API_FIELDS_V1_0_(struct_size, minor, name, vendor, adapter_version)  \
+  struct_size, NULL, {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, minor}, name, \
+      vendor, adapter_version, last_error_message, device_count, device_properties,           \
+      memory_allocate, memory_free, memory_host_pointer, copy, stream_create, stream_destroy, \
+      stream_synchronize, event_create, event_destroy, event_record, stream_wait_event,       \
+      event_query, event_synchronize, event_elapsed, kernel_table
 
 typedef const polychip_adapter_api* (*polychip_adapter_get_api_fn)(void);
 

@@ -12,6 +12,20 @@ class Stream;
 
 enum class MemoryKind { kDevice = POLYCHIP_MEMORY_DEVICE, kPinnedHost = POLYCHIP_MEMORY_PINNED_HOST };
 
+// An allocation as a NIC sees it (adapter ABI 1.1, memory_export): what
+// libfabric registers for GPUDirect RDMA.
+struct NetworkMemory {
+  polychip_memory_interface interface = POLYCHIP_MEMORY_INTERFACE_SYSTEM;
+  int device_ordinal = 0;
+  void* address = nullptr;
+  uint64_t size = 0;
+  int dmabuf_fd = -1;  // DMABUF only; owned by the adapter
+  uint64_t dmabuf_offset = 0;
+};
+
+// "system", "cuda", "rocr", "ze", "dmabuf".
+const char* memory_interface_name(polychip_memory_interface interface);
+
 class Buffer {
  public:
   Buffer() = default;
@@ -28,6 +42,10 @@ class Buffer {
   polychip_memory* handle() const { return memory_; }
   // Throws UNSUPPORTED when the memory is not host visible.
   void* host_pointer() const;
+  // How a NIC can write this allocation directly; UNSUPPORTED, naming the
+  // device and why, when its adapter cannot export it (an ABI 1.0 table
+  // cannot).
+  NetworkMemory network_export() const;
 
   // Copies with bounds checks. stream == nullptr: synchronous.
   void copy_from_host(const void* src, uint64_t size, uint64_t offset = 0,

@@ -14,7 +14,7 @@
 #define TEST_PLUGIN_MAJOR POLYCHIP_ABI_VERSION_MAJOR
 #endif
 #ifndef TEST_PLUGIN_MINOR
-#define TEST_PLUGIN_MINOR POLYCHIP_ABI_VERSION_MINOR
+#define TEST_PLUGIN_MINOR 0 /* a 1.0 table (struct_size below), as an older adapter ships */
 #endif
 
 typedef struct memory {

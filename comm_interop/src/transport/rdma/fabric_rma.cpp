@@ -168,14 +168,65 @@ uint64_t FabricRma::add_peer(const std::vector<uint8_t>& address) {
   return peer;
 }
 
+const char* memory_interface_label(MemoryInterface where) {
+  switch (where) {
+    case MemoryInterface::kSystem:
+      return "system";
+    case MemoryInterface::kCuda:
+      return "cuda";
+    case MemoryInterface::kRocr:
+      return "rocr";
+    case MemoryInterface::kZe:
+      return "ze";
+  }
+  return "unknown";
+}
+
+MemoryInterface memory_interface_of(polychip_memory_interface interface) {
+  switch (interface) {
+    case POLYCHIP_MEMORY_INTERFACE_SYSTEM:
+      return MemoryInterface::kSystem;
+    case POLYCHIP_MEMORY_INTERFACE_CUDA:
+      return MemoryInterface::kCuda;
+    case POLYCHIP_MEMORY_INTERFACE_ROCR:
+      return MemoryInterface::kRocr;
+    case POLYCHIP_MEMORY_INTERFACE_ZE:
+      return MemoryInterface::kZe;
+    default:
+      break;
+  }
+  throw_error(StatusCode::kUnsupported,
+              "memory exported as " +
+                  std::string(interface == POLYCHIP_MEMORY_INTERFACE_DMABUF
+                                  ? "a dma-buf"
+                                  : "interface " + std::to_string(interface)) +
+                  " cannot be registered: this libfabric has no FI_MR_DMABUF (1.20 and later)");
+}
+
 RemoteRegion FabricRma::register_memory(void* data, uint64_t size) {
   return registration_for(data, size).region;
 }
 
-const FabricRma::Registration& FabricRma::registration_for(const void* data, uint64_t size) {
+RemoteRegion FabricRma::register_memory(void* data, uint64_t size, MemoryInterface where,
+                                        int device) {
+  return registration_for(data, size, where, device).region;
+}
+
+bool FabricRma::can_register(MemoryInterface where) const {
+  return where == MemoryInterface::kSystem || (info_->caps & FI_HMEM);
+}
+
+const FabricRma::Registration& FabricRma::registration_for(const void* data, uint64_t size,
+                                                           MemoryInterface where, int device) {
   if (!data || size == 0) {
     throw_error(StatusCode::kInvalidArgument, "register_memory: an empty or null region");
   }
+  if (!can_register(where))
+    throw_error(StatusCode::kUnsupported,
+                provider_ + " was opened without FI_HMEM: it cannot register " +
+                    memory_interface_label(where) +
+                    " device memory (GPUDirect RDMA needs a "
+                    "provider with FI_HMEM, e.g. verbs with nvidia-peermem or dma-buf)");
   const auto begin = reinterpret_cast<uintptr_t>(data);
   // A registered region that holds the whole range serves it.
   for (const auto& [range, r] : registrations_) {
@@ -183,8 +234,35 @@ const FabricRma::Registration& FabricRma::registration_for(const void* data, uin
   }
   Registration r;
   const uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-  check(fi_mr_reg(domain_, data, size, access, 0, next_key_++, 0, &r.mr, nullptr),
-        provider_ + ": registering " + std::to_string(size) + " bytes");
+  if (where == MemoryInterface::kSystem) {
+    check(fi_mr_reg(domain_, data, size, access, 0, next_key_++, 0, &r.mr, nullptr),
+          provider_ + ": registering " + std::to_string(size) + " bytes");
+  } else {
+    iovec iov{const_cast<void*>(data), size};
+    fi_mr_attr attr{};
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = access;
+    attr.requested_key = next_key_++;
+    switch (where) {
+      case MemoryInterface::kCuda:
+        attr.iface = FI_HMEM_CUDA;
+        attr.device.cuda = device;
+        break;
+      case MemoryInterface::kRocr:
+        attr.iface = FI_HMEM_ROCR;
+        break;
+      case MemoryInterface::kZe:
+        attr.iface = FI_HMEM_ZE;
+        attr.device.ze = device;
+        break;
+      case MemoryInterface::kSystem:
+        break;
+    }
+    check(fi_mr_regattr(domain_, &attr, 0, &r.mr),
+          provider_ + ": registering " + std::to_string(size) + " bytes of " +
+              memory_interface_label(where) + " device " + std::to_string(device) + " memory");
+  }
   if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
     try {
       check(fi_mr_bind(r.mr, &ep_->fid, 0), provider_ + ": fi_mr_bind");

@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "polychip/adapter_abi.h"
+
 struct fi_info;
 struct fid_fabric;
 struct fid_domain;
@@ -49,6 +51,15 @@ struct WriteCompletion {
   std::string error;
 };
 
+// Where a region lives: host memory, or a device's memory that the NIC
+// reaches directly (GPUDirect RDMA; adapter ABI 1.1's memory_export says
+// which, polychip::Buffer::network_export).
+enum class MemoryInterface { kSystem, kCuda, kRocr, kZe };
+const char* memory_interface_label(MemoryInterface where);
+// The adapter ABI's interface as libfabric's; UNSUPPORTED for a dma-buf,
+// which this libfabric (< 1.20, no FI_MR_DMABUF) cannot register.
+MemoryInterface memory_interface_of(polychip_memory_interface interface);
+
 class FabricRma {
  public:
   // `provider`: a libfabric provider name ("tcp;ofi_rxm", "shm", "verbs;ofi_rxm",
@@ -74,6 +85,13 @@ class FabricRma {
   // registering the same region again is free. The registration lives until
   // the endpoint is destroyed.
   RemoteRegion register_memory(void* data, uint64_t size);
+  // The same for device memory (`device`: the interface's device index).
+  // UNSUPPORTED, naming the provider, when the endpoint has no FI_HMEM:
+  // it then reaches only system memory (sim and cpu devices export theirs
+  // as such).
+  RemoteRegion register_memory(void* data, uint64_t size, MemoryInterface where, int device);
+  // Whether device memory of `where` can be registered.
+  bool can_register(MemoryInterface where) const;
   // Ends the registration of exactly [data, data + size), if there is one:
   // done before the memory is freed, so neither a stale cache entry nor a
   // peer's late write can reach whatever is allocated there next.
@@ -111,7 +129,9 @@ class FabricRma {
   };
   struct ReceiveSlot;
   struct WriteSlot;
-  const Registration& registration_for(const void* data, uint64_t size);
+  const Registration& registration_for(const void* data, uint64_t size,
+                                       MemoryInterface where = MemoryInterface::kSystem,
+                                       int device = 0);
   void check_write(uint64_t size, const RemoteRegion& remote, uint64_t offset,
                    uint64_t immediate) const;
   void post_receive(ReceiveSlot& slot);
