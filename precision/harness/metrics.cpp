@@ -90,7 +90,11 @@ OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
     m.max_rel_error = std::max(m.max_rel_error, rel_err);
     m.max_ulp_error = std::max(m.max_ulp_error, ulp_err);
     if (fraction > 1) ++m.mismatches;
-    if (m.worst_index < 0 || fraction > m.max_tolerance_fraction) {
+    // A zero tolerance makes every miss infinitely far off: among those the
+    // worst is the one furthest from its exact value.
+    const bool further = std::isinf(fraction) && fraction == m.max_tolerance_fraction &&
+                         abs_err > std::fabs(m.worst_device - m.worst_exact);
+    if (m.worst_index < 0 || fraction > m.max_tolerance_fraction || further) {
       m.max_tolerance_fraction = fraction;
       m.worst_index = static_cast<int64_t>(i);
       m.worst_device = d;

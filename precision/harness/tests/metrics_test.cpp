@@ -107,6 +107,17 @@ TEST(Metrics, IntegerOutputsAreExact) {
   EXPECT_EQ(m.worst_index, 1);
 }
 
+TEST(Metrics, UnderAZeroToleranceTheWorstIsTheFurthestOff) {
+  Tolerance t;
+  t.mode = ToleranceMode::kExact;
+  auto m =
+      compare_output(tensor(DType::kF32, {1, 2.5, 7, 4}), tensor(DType::kF64, {1, 2, 3, 4}), t, 1);
+  EXPECT_EQ(m.mismatches, 2);
+  EXPECT_EQ(m.worst_index, 2);
+  EXPECT_DOUBLE_EQ(m.max_abs_error, 4.0);
+  EXPECT_DOUBLE_EQ(m.worst_device - m.worst_exact, 4.0);
+}
+
 TEST(Metrics, HexFloat) {
   EXPECT_EQ(hex_float(3.0), "0x1.8p+1");
   EXPECT_EQ(hex_float(-std::numeric_limits<double>::infinity()), "-inf");
