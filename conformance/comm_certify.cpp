@@ -23,14 +23,16 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 // The link a case ran over, without the checksum suffix ("rdma+crc32c").
 std::string link_of(const comm::CommCaseRecord& r) {
   const std::string t = r.transport;
+  if (t.rfind("gdr:", 0) == 0) return "gdr";  // "gdr:<provider>", as "rdma" names no provider
   const size_t crc = t.find("+crc32c");
   return crc == std::string::npos ? t : t.substr(0, crc);
 }
 
 std::string transport_environment(const comm::CommCaseRecord& r) {
   const std::string link = link_of(r);
-  if (link.rfind("tcp", 0) == 0) return "POLYCHIP_COMM_TRANSPORT=tcp ";
-  if (link.find("rdma") != std::string::npos) return "POLYCHIP_COMM_TRANSPORT=rdma ";
+  if (link.rfind("tcp", 0) == 0) return comm::path_environment("tcp");
+  if (link.rfind("gdr", 0) == 0) return comm::path_environment("gdr");
+  if (link.find("rdma") != std::string::npos) return comm::path_environment("rdma");
   return "";
 }
 

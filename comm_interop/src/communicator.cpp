@@ -9,13 +9,18 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/gdr_ring.hpp"
 #include "bootstrap/store.hpp"
 #include "polychip/comm/case_runner.hpp"
 #include "polychip/comm/island_ccl.hpp"
+#include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
+#include "polychip/runtime.hpp"
 #include "staging/staging.hpp"
+#include "transport/rdma/gdr_endpoint.hpp"
 #include "transport/transport.hpp"
 #include "wire/byte_io.hpp"
 
@@ -116,6 +121,9 @@ struct Communicator::Impl {
   std::vector<P2P> group_p2p;
   std::vector<std::function<void()>> group_collectives;
   std::unique_ptr<IslandCollectives> island_ccl;
+  // The GDR path's endpoint: set when every rank opened one on one provider.
+  std::unique_ptr<GdrEndpoint> gdr;
+  std::set<std::string> gdr_reasons_told;
 
   void init(const std::string& store_host, uint16_t store_port, const Credentials& creds) {
     if (world < 1 || rank < 0 || rank >= world) {
@@ -136,6 +144,10 @@ struct Communicator::Impl {
     me.device_type = config.device_type;
     me.vendor = config.vendor;
     me.pid = static_cast<uint32_t>(::getpid());
+    // Before the peer record: a rank whose record is there has its offer there.
+    const std::string gdr_offer = open_gdr_endpoint(me.address);
+    store.set("gdr/" + std::to_string(rank),
+              std::vector<uint8_t>(gdr_offer.begin(), gdr_offer.end()));
     store.set("peer/" + std::to_string(rank), encode_peer_info(me));
     std::vector<PeerInfo> peers(world);
     for (int r = 0; r < world; ++r) {
@@ -175,6 +187,21 @@ struct Communicator::Impl {
       const std::string lost = watch.stop();
       if (!lost.empty()) throw_error(StatusCode::kUnavailable, "communicator setup: " + lost);
     }
+    if (gdr || config.path == "gdr") {
+      std::vector<std::string> offers(world);
+      for (int r = 0; r < world; ++r) {
+        const std::vector<uint8_t> offer = store.get("gdr/" + std::to_string(r));
+        offers[r].assign(offer.begin(), offer.end());
+      }
+      const std::string why_not = GdrEndpoint::why_not(offers);
+      if (why_not.empty()) {
+        gdr->connect(rank, offers);
+      } else {
+        gdr.reset();
+        if (config.path == "gdr")
+          std::fprintf(stderr, "polychip comm: rank %d: GDR path off: %s\n", rank, why_not.c_str());
+      }
+    }
     // Only now: a rank that leaves the store before this failed its set-up.
     store.add(kStoreReadyKey, 1);
     std::map<std::string, int> island_ids;
@@ -193,6 +220,120 @@ struct Communicator::Impl {
         std::find(ic.global_ranks.begin(), ic.global_ranks.end(), rank) - ic.global_ranks.begin());
     island_ccl = make_island_ccl(ic);
     if (store_server) store_server->join();
+  }
+
+  // Opens this rank's GDR endpoint when the path may be wanted; returns
+  // the offer to publish (or why there is none).
+  std::string open_gdr_endpoint(const std::string& address) {
+    const bool wanted =
+        config.path == "gdr" || (config.path == "auto" && config.transport == "rdma");
+    if (!wanted || world < 2)
+      return GdrEndpoint::no_offer("not asked for (POLYCHIP_COMM_PATH=" + config.path + ")");
+    const char* provider = std::getenv("POLYCHIP_NET_PROVIDER");
+    const std::string name = provider ? provider : "";
+    try {
+      gdr = std::make_unique<GdrEndpoint>(name, name == "shm" ? "" : address);
+      return gdr->offer();
+    } catch (const Error& e) {
+      return GdrEndpoint::no_offer(e.message());
+    }
+  }
+
+  // Empty when this rank's part of the all-reduce can take the GDR path.
+  std::string gdr_why_not(const BufferRef& send, const BufferRef& recv, uint64_t count, DType dtype,
+                          ReduceOp op) {
+    if (op != ReduceOp::kSum) return "op " + std::string(reduce_op_name(op)) + " (GDR: sum)";
+    if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16 &&
+        dtype != DType::kF64)
+      return "dtype " + std::string(dtype_name(dtype)) + " (GDR: f32, f16, bf16, f64)";
+    if (count < static_cast<uint64_t>(world))
+      return std::to_string(count) + " elements for " + std::to_string(world) + " ranks";
+    if (!send.on_device() || !recv.on_device() || !(*send.device() == *recv.device()))
+      return "send and recv are not memory of one device";
+    const Device& device = *recv.device();
+    if (!device.runtime().dispatcher().has_kernel(device, "add", {dtype, dtype, dtype}))
+      return device.label() + " has no add kernel for " + std::string(dtype_name(dtype));
+    const uint64_t bytes = count * dtype_size(dtype);
+    std::string why = gdr->why_not_registrable(send, bytes);
+    return why.empty() ? gdr->why_not_registrable(recv, bytes) : why;
+  }
+
+  // All-reduce on the GDR path. Every rank first hands every other its
+  // call offer; if any rank cannot take the path, every rank returns false
+  // and the call takes the host path (under its next sequence number).
+  bool all_reduce_gdr(const BufferRef& send, const BufferRef& recv, uint64_t count, DType dtype,
+                      ReduceOp op, CallRecord& rec) {
+    const uint64_t bytes = count * dtype_size(dtype);
+    std::string why = gdr_why_not(send, recv, count, dtype, op);
+    CallOffer mine;
+    GdrRingArgs args;
+    if (why.empty()) {
+      try {
+        gdr->register_buffer(send, bytes, &args.send_local);
+        mine.recv = gdr->register_buffer(recv, bytes, &args.recv_local);
+        args.scratch = &gdr->scratch(*recv.device(), bytes, &mine.scratch);
+        mine.credit = gdr->credit_region();
+        mine.eligible = true;
+      } catch (const Error& e) {
+        why = e.message();
+        gdr->release();
+      }
+    }
+    const std::vector<uint8_t> own = mine.encode();
+    std::vector<uint8_t> offers(world * CallOffer::kBytes);
+    const uint64_t seq = transport->next_collective_seq();
+    Plan plan(FrameKind::kCollective, seq, "all_reduce/gdr");
+    plan.set_call(call_signature(history.back()));
+    BuildContext ctx{&plan, whole(), config.chunk_bytes, &scratch, {}, {}};
+    build_direct_all_gather(ctx, own.data(), offers.data(), CallOffer::kBytes);
+    int offers_in = 0;
+    for (size_t t = 0; t < plan.tasks().size(); ++t)
+      if (!plan.tasks()[t].is_send) plan.on_complete(static_cast<int>(t), [&] { ++offers_in; });
+    int refused_by = -1;
+    std::unique_ptr<GdrRingAllReduce> ring;
+    plan.set_progress([&](bool* moved) {
+      if (!ring) {
+        if (offers_in < world - 1) return false;
+        std::vector<CallOffer> all(world);
+        for (int r = 0; r < world; ++r) {
+          all[r] = CallOffer::decode(offers.data() + r * CallOffer::kBytes);
+          if (!all[r].eligible && refused_by < 0) refused_by = r;
+        }
+        if (refused_by >= 0) return true;
+        args.rank = rank;
+        args.world = world;
+        args.seq = seq;
+        args.dtype = dtype;
+        args.count = count;
+        args.send = send;
+        args.recv = recv;
+        args.next = all[(rank + 1) % world];
+        args.prev = all[(rank + world - 1) % world];
+        args.stream = &staging.stream_for(*recv.device());
+        ring = std::make_unique<GdrRingAllReduce>(*gdr, args);
+      }
+      return ring->progress(moved);
+    });
+    try {
+      transport->run(plan);
+    } catch (...) {
+      gdr->release();
+      throw;
+    }
+    gdr->release();
+    if (refused_by >= 0) {
+      const std::string reason =
+          refused_by == rank ? why : "rank " + std::to_string(refused_by) + "'s buffers cannot";
+      if (config.path == "gdr" && gdr_reasons_told.insert(reason).second)
+        std::fprintf(stderr,
+                     "polychip comm: rank %d: all_reduce takes the host path, not GDR: %s\n", rank,
+                     reason.c_str());
+      return false;
+    }
+    rec.path = DataPath::kGdr;
+    rec.algorithm = Algorithm::kRing;
+    rec.transport = "gdr:" + gdr->provider();
+    return true;
   }
 
   std::vector<int> island_members(int island) const {
@@ -496,6 +637,8 @@ std::string_view data_path_name(DataPath p) {
       return "hierarchical";
     case DataPath::kVendorCcl:
       return "vendor_ccl";
+    case DataPath::kGdr:
+      return "gdr";
   }
   return "?";
 }
@@ -599,6 +742,13 @@ void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DT
   Timer timer;
   CallRecord& rec = impl_->begin("all_reduce", dtype, op, count);
   const uint64_t bytes = rec.bytes;
+  bool hierarchical = impl_->config.path == "hierarchical" ||
+                      (impl_->config.path == "auto" && impl_->islands > 1 && impl_->island_ccl);
+  if (impl_->gdr && bytes > 0 && !hierarchical &&
+      impl_->all_reduce_gdr(send, recv, count, dtype, op, rec)) {
+    impl_->history.back().seconds = timer.seconds();
+    return;
+  }
   // Device -> host, network and host -> device overlap, piece by piece.
   const std::string& mode = impl_->config.staging;
   auto engine = [](const BufferRef& b) {
@@ -610,8 +760,6 @@ void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DT
   uint8_t* out = io.output(recv, bytes, send.same_memory(recv));
   bool staged = impl_->staging.staged(send) || impl_->staging.staged(recv);
   rec.path = staged ? DataPath::kHostStaging : DataPath::kHost;
-  bool hierarchical = impl_->config.path == "hierarchical" ||
-                      (impl_->config.path == "auto" && impl_->islands > 1 && impl_->island_ccl);
   if (bytes > 0) impl_->all_reduce_host(in, out, count, dtype, op, rec, hierarchical, &io);
   io.finish();
   rec.staged_input_pieces = io.input_pieces();

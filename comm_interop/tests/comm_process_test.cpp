@@ -89,8 +89,10 @@ TEST(CommProcesses, MpirunFourRanksForcedOntoTcp) {
 class CommOverRdma : public ::testing::TestWithParam<const char*> {
  protected:
   std::string mpirun() const {
-    return kMpirun + "-x POLYCHIP_COMM_TRANSPORT=rdma -x 'POLYCHIP_NET_PROVIDER=" + GetParam() +
-           "' ";
+    // POLYCHIP_COMM_PATH=host: staged through host memory (auto would take
+    // GDR for the device buffers that can).
+    return kMpirun + "-x POLYCHIP_COMM_TRANSPORT=rdma -x POLYCHIP_COMM_PATH=host " +
+           "-x 'POLYCHIP_NET_PROVIDER=" + GetParam() + "' ";
   }
 };
 
@@ -113,6 +115,70 @@ TEST_P(CommOverRdma, MpirunFourRanksOnCpuSimAndOpencl) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, CommOverRdma, ::testing::Values("tcp;ofi_rxm", "shm"),
+                         [](const auto& info) {
+                           return std::string(info.param) == "shm" ? "shm" : "tcp_rxm";
+                         });
+
+// The GDR path: device buffers registered with the endpoint and written by
+// the peer directly, partial sums added by each device's own add kernel
+// (cpu and sim export their memory; adapter ABI 1.1). Calls the path does
+// not take (other ops, integer dtypes) take the host path in the same run.
+class CommOverGdr : public ::testing::TestWithParam<const char*> {
+ protected:
+  std::string mpirun() const {
+    return kMpirun + "-x POLYCHIP_COMM_PATH=gdr -x 'POLYCHIP_NET_PROVIDER=" + GetParam() + "' ";
+  }
+  // Every rank reports GDR calls, none reports zero.
+  static void expect_gdr_on_every_rank(const std::string& output, int ranks) {
+    for (int r = 0; r < ranks; ++r) {
+      const size_t line = output.find("rank " + std::to_string(r) + " (");
+      ASSERT_NE(line, std::string::npos) << output;
+      const std::string text = output.substr(line, output.find('\n', line) - line);
+      EXPECT_NE(text.find(" 0 wrong, "), std::string::npos) << text;
+      EXPECT_EQ(text.find(" 0 on gdr"), std::string::npos) << text;
+      EXPECT_NE(text.find(" on gdr"), std::string::npos) << text;
+    }
+  }
+};
+
+TEST_P(CommOverGdr, MpirunTwoRanksOnCpuAndSimIncluding64MiB) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o = shell(mpirun() + "-np 2 " + COMM_WORKER + " sweep --devices cpu,sim.faithful --big");
+  EXPECT_EQ(o.code, 0) << o.output;
+  expect_gdr_on_every_rank(o.output, 2);
+}
+
+TEST_P(CommOverGdr, MpirunFourRanksOnCpuAndSimProfiles) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o = shell(mpirun() + "-np 4 " + COMM_WORKER +
+                    " sweep --quick --devices cpu,sim.faithful,sim.bf16acc,cpu");
+  EXPECT_EQ(o.code, 0) << o.output;
+  expect_gdr_on_every_rank(o.output, 4);
+}
+
+// One rank's adapter cannot export its memory (OpenCL's table is ABI 1.0):
+// every rank takes the host path, and that rank says why.
+TEST_P(CommOverGdr, ARankThatCannotExportSendsEveryRankToTheHostPath) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o =
+      shell(mpirun() + "-np 3 " + COMM_WORKER + " sweep --quick --devices cpu,opencl,sim.faithful");
+  EXPECT_EQ(o.code, 0) << o.output;
+  for (int r = 0; r < 3; ++r) {
+    const size_t line = o.output.find("rank " + std::to_string(r) + " (");
+    ASSERT_NE(line, std::string::npos) << o.output;
+    const std::string text = o.output.substr(line, o.output.find('\n', line) - line);
+    EXPECT_NE(text.find(" 0 wrong, 0 on gdr, "), std::string::npos) << text;
+  }
+  EXPECT_NE(o.output.find("rank 1: all_reduce takes the host path, not GDR: opencl:0"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("cannot export memory to a NIC"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("rank 0: all_reduce takes the host path, not GDR: rank 1's buffers"),
+            std::string::npos)
+      << o.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, CommOverGdr, ::testing::Values("tcp;ofi_rxm", "shm"),
                          [](const auto& info) {
                            return std::string(info.param) == "shm" ? "shm" : "tcp_rxm";
                          });

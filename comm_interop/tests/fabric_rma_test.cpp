@@ -77,10 +77,9 @@ TEST_P(FabricRmaTest, ADeviceAllocationIsWrittenStraightFromAnother) {
 
   FabricRma writer(GetParam(), node()), target(GetParam(), node());
   const uint64_t peer = writer.add_peer(target.address());
-  const RemoteRegion region = target.register_memory(
-      to.address, to.size, memory_interface_of(to.interface), to.device_ordinal);
-  writer.register_memory(from.address, from.size, memory_interface_of(from.interface),
-                         from.device_ordinal);
+  const RemoteRegion region =
+      target.register_memory(to.address, to.size, to.interface, to.device_ordinal);
+  writer.register_memory(from.address, from.size, from.interface, from.device_ordinal);
   uint64_t seen = 0;
   std::thread progress([&] { seen = target.wait_write(20).data; });
   writer.write(peer, from.address, data.size(), region, 0, 0x6D2, 20);
@@ -96,30 +95,55 @@ TEST_P(FabricRmaTest, ADeviceAllocationIsWrittenStraightFromAnother) {
 TEST_P(FabricRmaTest, DeviceMemoryNeedsAnEndpointWithHmem) {
   FabricRma endpoint(GetParam(), node());
   std::vector<uint8_t> memory(4096);
-  EXPECT_TRUE(endpoint.can_register(MemoryInterface::kSystem));
-  for (MemoryInterface where :
-       {MemoryInterface::kCuda, MemoryInterface::kRocr, MemoryInterface::kZe}) {
+  EXPECT_TRUE(endpoint.can_register(POLYCHIP_MEMORY_INTERFACE_SYSTEM));
+  for (polychip_memory_interface where :
+       {POLYCHIP_MEMORY_INTERFACE_CUDA, POLYCHIP_MEMORY_INTERFACE_ROCR,
+        POLYCHIP_MEMORY_INTERFACE_ZE}) {
     ASSERT_FALSE(endpoint.can_register(where)) << "opened without FI_HMEM";
     try {
       endpoint.register_memory(memory.data(), memory.size(), where, 0);
-      FAIL() << memory_interface_label(where);
+      FAIL() << memory_interface_name(where);
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), StatusCode::kUnsupported);
       EXPECT_EQ(e.message().find(std::string(GetParam()) +
                                  " was opened without FI_HMEM: it cannot "
                                  "register " +
-                                 memory_interface_label(where) + " device memory"),
+                                 memory_interface_name(where) + " device memory"),
                 0u)
           << e.message();
     }
   }
+  EXPECT_FALSE(endpoint.can_register(POLYCHIP_MEMORY_INTERFACE_DMABUF));
   try {
-    memory_interface_of(POLYCHIP_MEMORY_INTERFACE_DMABUF);
+    endpoint.register_memory(memory.data(), memory.size(), POLYCHIP_MEMORY_INTERFACE_DMABUF, 0);
     FAIL() << "dma-buf";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kUnsupported);
     EXPECT_NE(e.message().find("a dma-buf cannot be registered"), std::string::npos);
   }
+}
+
+// Asked for device memory, shm opens with FI_HMEM (it copies device memory
+// through the interface's own calls); tcp;ofi_rxm has no FI_HMEM and opens
+// for system memory only, saying so through can_register.
+TEST_P(FabricRmaTest, AnEndpointForDeviceMemoryHasHmemWhereTheProviderDoes) {
+  FabricRma endpoint(GetParam(), node(), /*device_memory=*/true);
+  EXPECT_EQ(endpoint.provider(), GetParam());
+  EXPECT_TRUE(endpoint.can_register(POLYCHIP_MEMORY_INTERFACE_SYSTEM));
+  const bool hmem = std::string(GetParam()) == "shm";
+  EXPECT_EQ(endpoint.can_register(POLYCHIP_MEMORY_INTERFACE_CUDA), hmem);
+  EXPECT_EQ(endpoint.can_register(POLYCHIP_MEMORY_INTERFACE_ZE), hmem);
+  EXPECT_FALSE(endpoint.can_register(POLYCHIP_MEMORY_INTERFACE_DMABUF));
+  // And it still writes system memory, as the H2D-RDMA lanes' endpoints do.
+  FabricRma target(GetParam(), node(), true);
+  std::vector<uint8_t> landing(4096, 0), data = pattern(4096, 9);
+  const RemoteRegion region = target.register_memory(landing.data(), landing.size());
+  uint64_t seen = 0;
+  std::thread progress([&] { seen = target.wait_write(20).data; });
+  endpoint.write(endpoint.add_peer(target.address()), data.data(), data.size(), region, 0, 7, 20);
+  progress.join();
+  EXPECT_EQ(seen, 7u);
+  EXPECT_EQ(landing, data);
 }
 
 TEST_P(FabricRmaTest, AWriteOutsideThePeersRegionIsRefusedBeforeItIsSent) {

@@ -10,7 +10,8 @@ namespace polychip {
 namespace {
 
 void require_device(const Device& d, const char* what) {
-  if (!d.valid()) throw_error(StatusCode::kFailedPrecondition, fmt::format("{} on an empty handle", what));
+  if (!d.valid())
+    throw_error(StatusCode::kFailedPrecondition, fmt::format("{} on an empty handle", what));
 }
 
 void check_range(uint64_t offset, uint64_t size, uint64_t capacity, const char* what) {
@@ -48,7 +49,10 @@ Buffer::Buffer(const Device& device, uint64_t size_bytes, MemoryKind kind)
 Buffer::~Buffer() { reset(); }
 
 Buffer::Buffer(Buffer&& o) noexcept
-    : device_(o.device_), memory_(std::exchange(o.memory_, nullptr)), size_(o.size_), kind_(o.kind_) {}
+    : device_(o.device_),
+      memory_(std::exchange(o.memory_, nullptr)),
+      size_(o.size_),
+      kind_(o.kind_) {}
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
@@ -95,33 +99,37 @@ const char* memory_interface_name(polychip_memory_interface interface) {
   return "unknown";
 }
 
-NetworkMemory Buffer::network_export() const {
-  require_device(device_, "network_export");
-  const polychip_adapter_api& api = device_.api();
+NetworkMemory network_export(const Device& device, polychip_memory* memory, uint64_t at_least) {
+  require_device(device, "network_export");
+  const polychip_adapter_api& api = device.api();
   if (api.struct_size < POLYCHIP_ADAPTER_API_STRUCT_SIZE_V1_1 || !api.memory_export)
     throw_error(StatusCode::kUnsupported,
                 fmt::format("{} ({}) cannot export memory to a NIC: adapter '{}' has ABI {}.{} "
                             "without memory_export (added in 1.1)",
-                            device_.label(), device_.device_type(), device_.adapter_name(),
+                            device.label(), device.device_type(), device.adapter_name(),
                             api.abi_version.major, api.abi_version.minor));
   polychip_memory_export_args a{};
   a.struct_size = POLYCHIP_STRUCT_SIZE(polychip_memory_export_args, dmabuf_offset);
-  a.memory = memory_;
+  a.memory = memory;
   a.dmabuf_fd = -1;
-  device_.check(api.memory_export(&a), "memory_export");
+  device.check(api.memory_export(&a), "memory_export");
   if (a.interface < POLYCHIP_MEMORY_INTERFACE_SYSTEM ||
       a.interface > POLYCHIP_MEMORY_INTERFACE_DMABUF)
     throw_error(StatusCode::kInternal,
                 fmt::format("{}: memory_export returned unknown memory interface {}",
-                            device_.label(), a.interface));
-  if (a.size_bytes < size_ ||
+                            device.label(), a.interface));
+  if (a.size_bytes < at_least ||
       (a.interface == POLYCHIP_MEMORY_INTERFACE_DMABUF ? a.dmabuf_fd < 0
-                                                       : (a.address == nullptr && size_ > 0)))
+                                                       : (a.address == nullptr && at_least > 0)))
     throw_error(StatusCode::kInternal,
                 fmt::format("{}: memory_export described {} bytes at {} (fd {}) for an allocation "
                             "of {} bytes",
-                            device_.label(), a.size_bytes, a.address, a.dmabuf_fd, size_));
+                            device.label(), a.size_bytes, a.address, a.dmabuf_fd, at_least));
   return {a.interface, a.device_ordinal, a.address, a.size_bytes, a.dmabuf_fd, a.dmabuf_offset};
+}
+
+NetworkMemory Buffer::network_export() const {
+  return polychip::network_export(device_, memory_, size_);
 }
 
 static polychip_copy_args copy_args(polychip_copy_kind kind, uint64_t size, polychip_stream* s) {
@@ -149,8 +157,8 @@ void Buffer::copy_to_host(void* dst, uint64_t size, uint64_t offset, const Strea
   require_device(device_, "copy_to_host");
   check_range(offset, size, size_, "copy_to_host");
   if (size && !dst) throw_error(StatusCode::kInvalidArgument, "copy_to_host: destination is null");
-  auto a = copy_args(POLYCHIP_COPY_DEVICE_TO_HOST, size,
-                     stream_handle(stream, device_, "copy_to_host"));
+  auto a =
+      copy_args(POLYCHIP_COPY_DEVICE_TO_HOST, size, stream_handle(stream, device_, "copy_to_host"));
   a.src_memory = memory_;
   a.src_offset = offset;
   a.dst_host = dst;
@@ -167,8 +175,8 @@ void Buffer::copy_from(const Buffer& src, uint64_t size, uint64_t src_offset, ui
                             src.device_.label(), device_.label()));
   check_range(src_offset, size, src.size_, "copy_from (source)");
   check_range(dst_offset, size, size_, "copy_from (destination)");
-  auto a = copy_args(POLYCHIP_COPY_DEVICE_TO_DEVICE, size,
-                     stream_handle(stream, device_, "copy_from"));
+  auto a =
+      copy_args(POLYCHIP_COPY_DEVICE_TO_DEVICE, size, stream_handle(stream, device_, "copy_from"));
   a.src_memory = src.memory_;
   a.src_offset = src_offset;
   a.dst_memory = memory_;
@@ -188,7 +196,8 @@ Stream::Stream(const Device& device) : device_(device) {
 }
 
 Stream::~Stream() { reset(); }
-Stream::Stream(Stream&& o) noexcept : device_(o.device_), stream_(std::exchange(o.stream_, nullptr)) {}
+Stream::Stream(Stream&& o) noexcept
+    : device_(o.device_), stream_(std::exchange(o.stream_, nullptr)) {}
 Stream& Stream::operator=(Stream&& o) noexcept {
   if (this != &o) {
     reset();

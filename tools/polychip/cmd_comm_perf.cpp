@@ -45,6 +45,9 @@ const bool registered = polychip::cli::register_command(
       sub.add_option("--devices", o->devices,
                      "device per rank, comma separated (rank r: entry r % count), e.g. "
                      "cpu,sim.faithful,opencl; default host memory");
+      sub.add_option("--path", o->path,
+                     "auto | host | hierarchical | gdr (POLYCHIP_COMM_PATH for every rank; gdr: "
+                     "device buffers written by the NIC directly, docs/comm.md)");
       sub.add_option("-J,--json", o->json_path, "write results as JSON (rank 0)");
       auto np = std::make_shared<int>(0);
       CLI::Option* np_option =

@@ -79,6 +79,16 @@ class Plan {
     tasks_[task].seq = seq;
   }
 
+  // Work that moves without frames (the GDR path's one-sided writes into
+  // device memory), driven by the transport while it runs the plan: called
+  // every turn until it returns true; `*moved` says it did something (the
+  // transport then looks again without sleeping). Its deadline, aborts and
+  // lost peers are the plan's.
+  using ProgressFn = std::function<bool(bool* moved)>;
+  void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
+  bool has_progress() const { return static_cast<bool>(progress_); }
+  bool progress(bool* moved) { return progress_(moved); }
+
   // The user's call this plan carries out, in every collective frame it sends.
   void set_call(const CallSignature& call) { call_ = call; }
   const CallSignature& call() const { return call_; }
@@ -87,7 +97,7 @@ class Plan {
   FrameKind kind() const { return kind_; }
   uint64_t seq() const { return seq_; }
   const char* name() const { return name_; }
-  bool empty() const { return tasks_.empty(); }
+  bool empty() const { return tasks_.empty() && !progress_; }
 
  private:
   Task base(int peer, uint32_t step, uint32_t chunk, uint64_t bytes) const {
@@ -110,6 +120,7 @@ class Plan {
   CallSignature call_;
   std::vector<Task> tasks_;
   AccessFn before_access_;
+  ProgressFn progress_;
 };
 
 }  // namespace polychip::comm

@@ -93,7 +93,7 @@ CommConfig CommConfig::from_environment() {
         static_cast<uint64_t>(parse_long("POLYCHIP_COMM_SMALL_BYTES", v, 0, long{1} << 40));
   }
   read_choice("POLYCHIP_COMM_ALGO", {"auto", "ring", "direct"}, c.algorithm);
-  read_choice("POLYCHIP_COMM_PATH", {"auto", "host", "hierarchical"}, c.path);
+  read_choice("POLYCHIP_COMM_PATH", {"auto", "host", "hierarchical", "gdr"}, c.path);
   read_choice("POLYCHIP_COMM_TRANSPORT", {"auto", "tcp", "rdma"}, c.transport);
   read_choice("POLYCHIP_COMM_STAGING", {"auto", "overlap", "whole"}, c.staging);
   if (const char* v = env("POLYCHIP_COMM_SHM_BYTES")) {

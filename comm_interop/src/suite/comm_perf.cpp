@@ -234,6 +234,10 @@ void validate(const PerfOptions& o) {
                     "'s " + std::to_string(dtype_size(parse_dtype(o.dtype))) + " bytes");
   }
   parse_reduce_op(o.op);
+  if (!o.path.empty() && o.path != "auto" && o.path != "host" && o.path != "hierarchical" &&
+      o.path != "gdr")
+    throw_error(StatusCode::kInvalidArgument,
+                "--path '" + o.path + "' unknown (auto, host, hierarchical, gdr)");
   if (o.np) {
     check_root(o, *o.np);
     // Every named device exists, so no rank starts only to fail alone.
@@ -294,6 +298,8 @@ int run_comm_perf(const PerfOptions& o) {
       return kPerfExitUsage;
     }
   }
+  // Before the launcher: its ranks inherit it.
+  if (!o.path.empty()) ::setenv("POLYCHIP_COMM_PATH", o.path.c_str(), 1);
   if (o.np && !local_child) {
     LocalLaunch launch;
     launch.np = *o.np;

@@ -53,6 +53,17 @@ std::string size_list(const CommSuiteOptions& o, const std::string& dtype) {
   return list;
 }
 
+}  // namespace
+
+std::string path_environment(const std::string& pass) {
+  // "rdma" certifies H2D-RDMA alone: auto would take GDR where it can.
+  if (pass == "rdma") return "POLYCHIP_COMM_TRANSPORT=rdma POLYCHIP_COMM_PATH=host ";
+  if (pass == "gdr") return "POLYCHIP_COMM_TRANSPORT=rdma POLYCHIP_COMM_PATH=gdr ";
+  return "POLYCHIP_COMM_TRANSPORT=" + shell_quote(pass) + " ";
+}
+
+namespace {
+
 // One comm-perf child: every collective (op "sum") or the all-reduce alone
 // for one dtype, op and transport; its records are appended to `records`.
 // Returns false when the child refused its command line (an unknown device):
@@ -60,14 +71,13 @@ std::string size_list(const CommSuiteOptions& o, const std::string& dtype) {
 bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::string& device_list,
                const std::string& transport, const std::string& dtype, const std::string& op,
                uint64_t offset, int run_index, std::vector<CommCaseRecord>& records) {
-  const bool all_collectives = op == "sum";
+  const bool all_collectives = op == "sum" && transport != "gdr";
   std::string json = o.work_dir + "/polychip_comm_suite_" + std::to_string(::getpid()) + "_" +
                      std::to_string(run_index) + ".json";
   std::ostringstream cmd;
-  cmd << "POLYCHIP_COMM_TIMEOUT=" << o.timeout_seconds
-      << " POLYCHIP_COMM_TRANSPORT=" << shell_quote(transport) << " " << shell_quote(exe)
-      << " comm-perf -c " << (all_collectives ? "all" : "all_reduce") << " -d " << dtype << " -o "
-      << op << " --sizes " << size_list(o, dtype) << " --offset " << offset
+  cmd << "POLYCHIP_COMM_TIMEOUT=" << o.timeout_seconds << " " << path_environment(transport)
+      << shell_quote(exe) << " comm-perf -c " << (all_collectives ? "all" : "all_reduce") << " -d "
+      << dtype << " -o " << op << " --sizes " << size_list(o, dtype) << " --offset " << offset
       << " -w 0 -n 0 --devices " << shell_quote(device_list) << " --np " << o.devices.size()
       << " -J " << shell_quote(json);
   const auto started = std::chrono::steady_clock::now();
@@ -152,6 +162,8 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
   for (const std::string& transport : o.transports) {
     for (const std::string& dtype : o.dtypes) {
       for (const std::string& op : o.ops) {
+        // GDR takes the all-reduce sum of float dtypes; the rest is the rdma pass's.
+        if (transport == "gdr" && (op != "sum" || dtype == "i32" || dtype == "i64")) continue;
         if (!run_group(o, exe, device_list, transport, dtype, op, 0, run_index++, records)) {
           return records;
         }

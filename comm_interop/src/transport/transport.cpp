@@ -959,7 +959,9 @@ void Transport::run(Plan& plan) {
     std::vector<pollfd> fds;
     std::vector<Connection*> polled;
     Clock::time_point lanes_moved_at = Clock::now();
-    while (remaining_ > 0) {
+    bool progress_done = !plan.has_progress();
+    Clock::time_point progress_moved_at = Clock::now();
+    while (remaining_ > 0 || !progress_done) {
       if (abort_requested_) {
         std::string reason;
         {
@@ -969,6 +971,16 @@ void Transport::run(Plan& plan) {
         throw_error(StatusCode::kAborted, reason);
       }
       int timeout_ms = deadline_.remaining_ms(1000);
+      if (!progress_done) {
+        // Like an RDMA lane: nothing wakes poll() when a write lands.
+        bool moved = false;
+        progress_done = plan.progress(&moved);
+        if (moved) progress_moved_at = Clock::now();
+        const bool recent =
+            Clock::now() - progress_moved_at < std::chrono::microseconds(kRdmaSpinMicros);
+        timeout_ms = std::min(timeout_ms, progress_done || recent ? 0 : 1);
+        if (remaining_ == 0 && progress_done) break;
+      }
       if (!lanes_.empty()) {
         // Rings have no descriptor: look at them every turn; sleep only
         // with the wake-up flags armed, so a doorbell ends the sleep.
@@ -978,7 +990,7 @@ void Transport::run(Plan& plan) {
         } else if (!arm_lanes()) {
           timeout_ms = 0;
         }
-        if (remaining_ == 0) break;
+        if (remaining_ == 0 && progress_done) break;
         // RDMA lanes land bytes only while this rank progresses them.
         if (!lanes_wake_by_doorbell_) {
           const bool recent =
@@ -1013,7 +1025,8 @@ void Transport::run(Plan& plan) {
             handle_writable(*polled[i - 1]);
         }
       }
-      if (remaining_ > 0 && (asking_peers_ || deadline_.expired()) && hang_view_ready()) {
+      if ((remaining_ > 0 || !progress_done) && (asking_peers_ || deadline_.expired()) &&
+          hang_view_ready()) {
         std::vector<WaitState> waits = peer_waits_;
         waits[rank_] = own_wait_state();
         const HangView view =

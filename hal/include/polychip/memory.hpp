@@ -10,7 +10,10 @@ namespace polychip {
 
 class Stream;
 
-enum class MemoryKind { kDevice = POLYCHIP_MEMORY_DEVICE, kPinnedHost = POLYCHIP_MEMORY_PINNED_HOST };
+enum class MemoryKind {
+  kDevice = POLYCHIP_MEMORY_DEVICE,
+  kPinnedHost = POLYCHIP_MEMORY_PINNED_HOST
+};
 
 // An allocation as a NIC sees it (adapter ABI 1.1, memory_export): what
 // libfabric registers for GPUDirect RDMA.
@@ -25,6 +28,12 @@ struct NetworkMemory {
 
 // "system", "cuda", "rocr", "ze", "dmabuf".
 const char* memory_interface_name(polychip_memory_interface interface);
+
+// How a NIC can write `memory` of `device` (Buffer::network_export for a
+// handle that no Buffer owns, e.g. a tensor view's); `at_least` bytes must
+// be described. UNSUPPORTED, naming the device and why, when its adapter
+// cannot export (an ABI 1.0 table cannot).
+NetworkMemory network_export(const Device& device, polychip_memory* memory, uint64_t at_least);
 
 class Buffer {
  public:
@@ -54,8 +63,8 @@ class Buffer {
                     const Stream* stream = nullptr) const;
   // Same adapter only; cross-adapter copies go through the host (see
   // copy_between_devices in tensor.hpp).
-  void copy_from(const Buffer& src, uint64_t size, uint64_t src_offset = 0,
-                 uint64_t dst_offset = 0, const Stream* stream = nullptr);
+  void copy_from(const Buffer& src, uint64_t size, uint64_t src_offset = 0, uint64_t dst_offset = 0,
+                 const Stream* stream = nullptr);
 
  private:
   void reset() noexcept;

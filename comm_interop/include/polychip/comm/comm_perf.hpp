@@ -29,6 +29,9 @@ struct PerfOptions {
   // Device spec per rank, comma separated, rank r uses entry r % size
   // ("cpu", "sim.faithful", "opencl"); empty: host memory.
   std::string devices;
+  // POLYCHIP_COMM_PATH for every rank (auto, host, hierarchical, gdr);
+  // empty: the environment's.
+  std::string path;
   std::string json_path;  // written by rank 0
   std::optional<int> np;  // given: spawn np local ranks (built-in launcher)
 };

@@ -16,7 +16,13 @@ struct CommConfig {
   uint64_t chunk_bytes = 1 << 20;   // POLYCHIP_COMM_CHUNK_BYTES: pipelining unit
   uint64_t small_bytes = 64 << 10;  // POLYCHIP_COMM_SMALL_BYTES: direct algorithm at or below
   std::string algorithm = "auto";   // POLYCHIP_COMM_ALGO: auto | ring | direct
-  std::string path = "auto";        // POLYCHIP_COMM_PATH: auto | host | hierarchical
+  // POLYCHIP_COMM_PATH: auto (GDR when the transport is rdma, else host
+  // staging; hierarchical across islands with a vendor CCL) | host (host
+  // memory or staging) | hierarchical | gdr (GPUDirect RDMA: device buffers
+  // registered with the NIC; all-reduce sum of float dtypes on devices
+  // whose adapter exports memory and has an add kernel; any other call, or
+  // a job where a rank cannot, takes the host path, the reason on stderr).
+  std::string path = "auto";
   // POLYCHIP_COMM_TRANSPORT: auto (shared memory between ranks that can map
   // each other's; RDMA to other hosts when a NIC's libfabric provider opens;
   // TCP otherwise) | tcp (TCP everywhere) | rdma (RDMA lanes to every peer,

@@ -16,10 +16,12 @@ struct CommSuiteOptions {
   std::vector<std::string> devices = {"cpu", "sim.faithful", "opencl"};  // rank r: devices[r]
   std::vector<std::string> dtypes = {"f32", "f16", "bf16", "f64", "i32", "i64"};
   std::vector<std::string> ops = {"sum", "prod", "min", "max", "avg"};  // all_reduce; others: sum
-  // POLYCHIP_COMM_TRANSPORT of each pass: "auto" certifies the links ranks on
-  // one host use (shared memory), "tcp" the ones between hosts, "rdma" the
-  // H2D-RDMA lanes (POLYCHIP_NET_PROVIDER, else the first provider that opens).
-  std::vector<std::string> transports = {"auto", "tcp", "rdma"};
+  // The passes (path_environment): "auto" certifies the links ranks on one
+  // host use (shared memory), "tcp" the ones between hosts, "rdma" the
+  // H2D-RDMA lanes (POLYCHIP_NET_PROVIDER, else the first provider that
+  // opens), "gdr" the GDR path (the all-reduce sum of the float dtypes; a
+  // pool where some rank cannot take it runs these cases over "rdma").
+  std::vector<std::string> transports = {"auto", "tcp", "rdma", "gdr"};
   uint64_t max_bytes = 4ull << 20;  // boundary_sizes up to here (and just past it)
   // A last pass (auto transport, every collective, op sum) with every buffer
   // this many elements into its allocation; 0: none.
@@ -27,6 +29,10 @@ struct CommSuiteOptions {
   double timeout_seconds = 60;  // POLYCHIP_COMM_TIMEOUT of the children
   std::string work_dir = "/tmp";
 };
+
+// The environment a pass's children run under: "POLYCHIP_COMM_TRANSPORT=tcp ",
+// "... POLYCHIP_COMM_PATH=gdr ", ...
+std::string path_environment(const std::string& pass);
 
 // The message sizes (bytes, ascending) the suite runs for elements of
 // `element_size` bytes over `ranks` ranks: 0, one element, a count no rank

@@ -37,6 +37,7 @@ enum class DataPath : int32_t {
   kHostStaging = 1,   // device -> host staging -> TCP -> host -> device
   kHierarchical = 2,  // intra-island reduce, inter-island exchange, intra-island broadcast
   kVendorCcl = 3,     // the island's vendor CCL did everything (one island)
+  kGdr = 4,           // device memory written by the NIC directly, reduced on the device
 };
 std::string_view data_path_name(DataPath p);
 

@@ -13,11 +13,13 @@
 #include <cstring>
 
 #include "polychip/error.hpp"
+#include "polychip/memory.hpp"
 
 namespace polychip::comm {
 namespace {
 
 constexpr uint32_t kFabricApiVersion = FI_VERSION(1, 9);
+constexpr uint32_t kFabricHmemApiVersion = FI_VERSION(1, 10);  // FI_HMEM
 
 std::string fabric_error(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
 
@@ -57,7 +59,7 @@ const std::vector<std::string>& FabricRma::preferred_providers() {
   return providers;
 }
 
-FabricRma::FabricRma(const std::string& provider, const std::string& node) {
+FabricRma::FabricRma(const std::string& provider, const std::string& node, bool device_memory) {
   std::vector<std::string> candidates;
   if (!provider.empty()) {
     candidates = {provider};
@@ -66,26 +68,35 @@ FabricRma::FabricRma(const std::string& provider, const std::string& node) {
   } else {
     candidates = preferred_providers();
   }
-  std::string reasons;
-  for (const std::string& name : candidates) {
+  // With FI_HMEM (libfabric 1.10 and later) first where device memory is
+  // wanted, then without: such a provider still reaches system memory.
+  auto open_info = [&](const std::string& name, bool hmem) {
     fi_info* hints = fi_allocinfo();
     if (!hints) throw_error(StatusCode::kOutOfMemory, "fi_allocinfo failed");
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_RMA;
+    hints->caps = FI_MSG | FI_RMA | (hmem ? FI_HMEM : 0);
     hints->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
-    hints->domain_attr->mr_mode =
-        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+                                  FI_MR_ENDPOINT | (hmem ? FI_MR_HMEM : 0);
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->fabric_attr->prov_name = strdup(name.c_str());
-    const int rc = fi_getinfo(kFabricApiVersion, node.empty() ? nullptr : node.c_str(), nullptr,
+    const int rc = fi_getinfo(hmem ? kFabricHmemApiVersion : kFabricApiVersion,
+                              node.empty() ? nullptr : node.c_str(), nullptr,
                               node.empty() ? 0 : FI_SOURCE, hints, &info_);
     fi_freeinfo(hints);
-    if (rc == 0 && info_) {
+    if (rc == 0 && info_) return 0;
+    info_ = nullptr;
+    return rc == 0 ? -FI_ENODATA : rc;
+  };
+  std::string reasons;
+  for (const std::string& name : candidates) {
+    int rc = device_memory ? open_info(name, true) : -FI_ENODATA;
+    if (rc != 0) rc = open_info(name, false);
+    if (rc == 0) {
       provider_ = name;
       break;
     }
     reasons += (reasons.empty() ? "" : "; ") + name + ": " + fabric_error(rc);
-    info_ = nullptr;
   }
   if (!info_) {
     throw_error(StatusCode::kUnavailable,
@@ -168,63 +179,43 @@ uint64_t FabricRma::add_peer(const std::vector<uint8_t>& address) {
   return peer;
 }
 
-const char* memory_interface_label(MemoryInterface where) {
-  switch (where) {
-    case MemoryInterface::kSystem:
-      return "system";
-    case MemoryInterface::kCuda:
-      return "cuda";
-    case MemoryInterface::kRocr:
-      return "rocr";
-    case MemoryInterface::kZe:
-      return "ze";
-  }
-  return "unknown";
-}
-
-MemoryInterface memory_interface_of(polychip_memory_interface interface) {
-  switch (interface) {
-    case POLYCHIP_MEMORY_INTERFACE_SYSTEM:
-      return MemoryInterface::kSystem;
-    case POLYCHIP_MEMORY_INTERFACE_CUDA:
-      return MemoryInterface::kCuda;
-    case POLYCHIP_MEMORY_INTERFACE_ROCR:
-      return MemoryInterface::kRocr;
-    case POLYCHIP_MEMORY_INTERFACE_ZE:
-      return MemoryInterface::kZe;
-    default:
-      break;
-  }
-  throw_error(StatusCode::kUnsupported,
-              "memory exported as " +
-                  std::string(interface == POLYCHIP_MEMORY_INTERFACE_DMABUF
-                                  ? "a dma-buf"
-                                  : "interface " + std::to_string(interface)) +
-                  " cannot be registered: this libfabric has no FI_MR_DMABUF (1.20 and later)");
-}
-
 RemoteRegion FabricRma::register_memory(void* data, uint64_t size) {
   return registration_for(data, size).region;
 }
 
-RemoteRegion FabricRma::register_memory(void* data, uint64_t size, MemoryInterface where,
+RemoteRegion FabricRma::register_memory(void* data, uint64_t size, polychip_memory_interface where,
                                         int device) {
   return registration_for(data, size, where, device).region;
 }
 
-bool FabricRma::can_register(MemoryInterface where) const {
-  return where == MemoryInterface::kSystem || (info_->caps & FI_HMEM);
+bool FabricRma::can_register(polychip_memory_interface where) const {
+  switch (where) {
+    case POLYCHIP_MEMORY_INTERFACE_SYSTEM:
+      return true;
+    case POLYCHIP_MEMORY_INTERFACE_CUDA:
+    case POLYCHIP_MEMORY_INTERFACE_ROCR:
+    case POLYCHIP_MEMORY_INTERFACE_ZE:
+      return (info_->caps & FI_HMEM) != 0;
+    default:  // a dma-buf needs FI_MR_DMABUF (libfabric 1.20)
+      return false;
+  }
 }
 
 const FabricRma::Registration& FabricRma::registration_for(const void* data, uint64_t size,
-                                                           MemoryInterface where, int device) {
+                                                           polychip_memory_interface where,
+                                                           int device) {
   if (!data || size == 0) {
     throw_error(StatusCode::kInvalidArgument, "register_memory: an empty or null region");
+  }
+  if (where == POLYCHIP_MEMORY_INTERFACE_DMABUF) {
+    throw_error(StatusCode::kUnsupported,
+                "memory exported as a dma-buf cannot be registered: this libfabric has no "
+                "FI_MR_DMABUF (1.20 and later)");
   }
   if (!can_register(where))
     throw_error(StatusCode::kUnsupported,
                 provider_ + " was opened without FI_HMEM: it cannot register " +
-                    memory_interface_label(where) +
+                    memory_interface_name(where) +
                     " device memory (GPUDirect RDMA needs a "
                     "provider with FI_HMEM, e.g. verbs with nvidia-peermem or dma-buf)");
   const auto begin = reinterpret_cast<uintptr_t>(data);
@@ -234,7 +225,7 @@ const FabricRma::Registration& FabricRma::registration_for(const void* data, uin
   }
   Registration r;
   const uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-  if (where == MemoryInterface::kSystem) {
+  if (where == POLYCHIP_MEMORY_INTERFACE_SYSTEM) {
     check(fi_mr_reg(domain_, data, size, access, 0, next_key_++, 0, &r.mr, nullptr),
           provider_ + ": registering " + std::to_string(size) + " bytes");
   } else {
@@ -245,23 +236,21 @@ const FabricRma::Registration& FabricRma::registration_for(const void* data, uin
     attr.access = access;
     attr.requested_key = next_key_++;
     switch (where) {
-      case MemoryInterface::kCuda:
+      case POLYCHIP_MEMORY_INTERFACE_CUDA:
         attr.iface = FI_HMEM_CUDA;
         attr.device.cuda = device;
         break;
-      case MemoryInterface::kRocr:
+      case POLYCHIP_MEMORY_INTERFACE_ROCR:
         attr.iface = FI_HMEM_ROCR;
         break;
-      case MemoryInterface::kZe:
+      default:  // ZE: can_register let nothing else through
         attr.iface = FI_HMEM_ZE;
         attr.device.ze = device;
-        break;
-      case MemoryInterface::kSystem:
         break;
     }
     check(fi_mr_regattr(domain_, &attr, 0, &r.mr),
           provider_ + ": registering " + std::to_string(size) + " bytes of " +
-              memory_interface_label(where) + " device " + std::to_string(device) + " memory");
+              memory_interface_name(where) + " device " + std::to_string(device) + " memory");
   }
   if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
     try {

@@ -51,15 +51,6 @@ struct WriteCompletion {
   std::string error;
 };
 
-// Where a region lives: host memory, or a device's memory that the NIC
-// reaches directly (GPUDirect RDMA; adapter ABI 1.1's memory_export says
-// which, polychip::Buffer::network_export).
-enum class MemoryInterface { kSystem, kCuda, kRocr, kZe };
-const char* memory_interface_label(MemoryInterface where);
-// The adapter ABI's interface as libfabric's; UNSUPPORTED for a dma-buf,
-// which this libfabric (< 1.20, no FI_MR_DMABUF) cannot register.
-MemoryInterface memory_interface_of(polychip_memory_interface interface);
-
 class FabricRma {
  public:
   // `provider`: a libfabric provider name ("tcp;ofi_rxm", "shm", "verbs;ofi_rxm",
@@ -67,7 +58,11 @@ class FabricRma {
   // kPreferredProviders present. `node`: the address to bind (e.g.
   // "127.0.0.1"), empty for the provider's default. Throws UNAVAILABLE
   // naming the provider and libfabric's reason when none can be opened.
-  explicit FabricRma(const std::string& provider = "", const std::string& node = "");
+  // `device_memory`: ask for FI_HMEM (GPUDirect RDMA: device memory
+  // registered as it is); a provider without it opens for system memory
+  // only, which can_register() then says.
+  explicit FabricRma(const std::string& provider = "", const std::string& node = "",
+                     bool device_memory = false);
   ~FabricRma();
   FabricRma(const FabricRma&) = delete;
   FabricRma& operator=(const FabricRma&) = delete;
@@ -85,13 +80,17 @@ class FabricRma {
   // registering the same region again is free. The registration lives until
   // the endpoint is destroyed.
   RemoteRegion register_memory(void* data, uint64_t size);
-  // The same for device memory (`device`: the interface's device index).
-  // UNSUPPORTED, naming the provider, when the endpoint has no FI_HMEM:
-  // it then reaches only system memory (sim and cpu devices export theirs
-  // as such).
-  RemoteRegion register_memory(void* data, uint64_t size, MemoryInterface where, int device);
-  // Whether device memory of `where` can be registered.
-  bool can_register(MemoryInterface where) const;
+  // The same for memory an adapter exported (adapter ABI 1.1's
+  // memory_export, polychip::Buffer::network_export): system memory, or a
+  // device's memory the NIC reaches directly (GPUDirect RDMA; `device`: the
+  // interface's device index). UNSUPPORTED, naming the provider, for device
+  // memory when the endpoint has no FI_HMEM (it then reaches only system
+  // memory; sim and cpu devices export theirs as such), and for a dma-buf,
+  // which this libfabric (< 1.20, no FI_MR_DMABUF) cannot register.
+  RemoteRegion register_memory(void* data, uint64_t size, polychip_memory_interface where,
+                               int device);
+  // Whether memory exported as `where` can be registered.
+  bool can_register(polychip_memory_interface where) const;
   // Ends the registration of exactly [data, data + size), if there is one:
   // done before the memory is freed, so neither a stale cache entry nor a
   // peer's late write can reach whatever is allocated there next.
@@ -129,9 +128,9 @@ class FabricRma {
   };
   struct ReceiveSlot;
   struct WriteSlot;
-  const Registration& registration_for(const void* data, uint64_t size,
-                                       MemoryInterface where = MemoryInterface::kSystem,
-                                       int device = 0);
+  const Registration& registration_for(
+      const void* data, uint64_t size,
+      polychip_memory_interface where = POLYCHIP_MEMORY_INTERFACE_SYSTEM, int device = 0);
   void check_write(uint64_t size, const RemoteRegion& remote, uint64_t offset,
                    uint64_t immediate) const;
   void post_receive(ReceiveSlot& slot);
