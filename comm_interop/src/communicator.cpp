@@ -324,7 +324,9 @@ struct Communicator::Impl {
     if (refused_by >= 0) {
       const std::string reason =
           refused_by == rank ? why : "rank " + std::to_string(refused_by) + "'s buffers cannot";
-      if (config.path == "gdr" && gdr_reasons_told.insert(reason).second)
+      // Calls on host memory are no GDR candidates: nothing to tell.
+      const bool candidate = send.on_device() || recv.on_device();
+      if (config.path == "gdr" && candidate && gdr_reasons_told.insert(reason).second)
         std::fprintf(stderr,
                      "polychip comm: rank %d: all_reduce takes the host path, not GDR: %s\n", rank,
                      reason.c_str());
