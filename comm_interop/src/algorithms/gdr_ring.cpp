@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
 #include "polychip/op_contract.hpp"
@@ -11,9 +13,10 @@
 namespace polychip::comm {
 namespace {
 
-// Immediate data (32 bits: what verbs carries): kind | step | low 16 bits of seq.
+// Immediate data (32 bits: what verbs carries): kind | step | slice | low 8 bits of seq.
 constexpr uint32_t kStepBits = 14;
 constexpr int kMaxWorld = 1 << kStepBits;
+constexpr uint32_t kMaxSlices = 256;
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
@@ -27,20 +30,27 @@ GdrRingAllReduce::GdrRingAllReduce(GdrEndpoint& endpoint, GdrRingArgs args)
   element_ = dtype_size(a_.dtype);
   next_ = mod(a_.rank + 1, a_.world);
   prev_ = mod(a_.rank - 1, a_.world);
+  // Every chunk holds at least `base` elements: every slice gets one or more.
+  const uint64_t base = a_.count / static_cast<uint64_t>(a_.world);
+  const uint64_t wanted =
+      (base * element_ + a_.slice_bytes - 1) / std::max<uint64_t>(a_.slice_bytes, 1);
+  slices_ =
+      static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, std::min<uint64_t>(kMaxSlices, base)));
+  writes_per_phase_ = static_cast<uint64_t>(a_.world - 1) * slices_;
+  scatter_arrived_.assign(writes_per_phase_, false);
+  gather_arrived_.assign(writes_per_phase_, false);
 }
 
-uint64_t GdrRingAllReduce::immediate(Kind kind, uint32_t step) const {
-  return (uint64_t{kind} << 30) | (uint64_t{step} << 16) | (a_.seq & 0xFFFF);
+uint64_t GdrRingAllReduce::immediate(Kind kind, uint32_t step, uint32_t slice) const {
+  return (uint64_t{kind} << 30) | (uint64_t{step} << 16) | (uint64_t{slice} << 8) | (a_.seq & 0xFF);
 }
 
-uint64_t GdrRingAllReduce::chunk_count(int chunk) const {
+std::pair<uint64_t, uint64_t> GdrRingAllReduce::slice_of(int chunk, uint32_t slice) const {
   const uint64_t n = static_cast<uint64_t>(a_.world), c = static_cast<uint64_t>(chunk);
-  return a_.count / n + (c < a_.count % n ? 1 : 0);
-}
-
-uint64_t GdrRingAllReduce::chunk_offset(int chunk) const {
-  const uint64_t n = static_cast<uint64_t>(a_.world), c = static_cast<uint64_t>(chunk);
-  return c * (a_.count / n) + std::min(c, a_.count % n);
+  const uint64_t length = a_.count / n + (c < a_.count % n ? 1 : 0);
+  const uint64_t first = c * (a_.count / n) + std::min(c, a_.count % n);
+  const uint64_t begin = slice * length / slices_, end = (slice + 1) * length / slices_;
+  return {first + begin, end - begin};
 }
 
 void GdrRingAllReduce::take_notices() {
@@ -50,13 +60,19 @@ void GdrRingAllReduce::take_notices() {
   while (fabric.next_notice(&notice)) {
     const auto kind = static_cast<uint32_t>(notice.data >> 30) & 3;
     const auto step = static_cast<uint32_t>(notice.data >> 16) & ((1u << kStepBits) - 1);
-    if ((notice.data & 0xFFFF) != (a_.seq & 0xFFFF) || kind == 0 ||
-        step >= static_cast<uint32_t>(a_.world))
+    const auto slice = static_cast<uint32_t>(notice.data >> 8) & 0xFF;
+    const uint64_t index = uint64_t{step} * slices_ + slice;
+    const bool data = kind == kScatterData || kind == kGatherData;
+    if ((notice.data & 0xFF) != (a_.seq & 0xFF) || kind == 0 ||
+        (data && (slice >= slices_ || index >= writes_per_phase_)) ||
+        (kind == kCredit && (step != 0 || slice != 0)))
       throw_error(StatusCode::kDataCorruption,
                   fmt::format("GDR ring #{}: a remote write announced {:#x}, which belongs to no "
                               "step of this collective",
                               a_.seq, notice.data));
-    arrived_.insert({kind, step});
+    if (kind == kScatterData) scatter_arrived_[index] = true;
+    if (kind == kGatherData) gather_arrived_[index] = true;
+    if (kind == kCredit) credit_arrived_ = true;
   }
 }
 
@@ -70,82 +86,82 @@ bool GdrRingAllReduce::writes_done() {
 }
 
 bool GdrRingAllReduce::post(const void* local, uint64_t bytes, const RemoteRegion& remote,
-                            uint64_t offset, Kind kind, uint32_t step) {
+                            uint64_t offset, Kind kind, uint32_t step, uint32_t slice) {
   writes_.emplace_back();
   if (endpoint_.fabric().post_write(endpoint_.peer(kind == kCredit ? prev_ : next_), local, bytes,
-                                    remote, offset, immediate(kind, step), &writes_.back()))
+                                    remote, offset, immediate(kind, step, slice), &writes_.back()))
     return true;
   writes_.pop_back();
   return false;
 }
 
-void GdrRingAllReduce::add_chunk(int chunk) {
+bool GdrRingAllReduce::post_data(Kind kind, uint64_t index) {
+  const auto step = static_cast<uint32_t>(index / slices_);
+  const auto slice = static_cast<uint32_t>(index % slices_);
+  const int p = a_.rank, n = a_.world;
+  const bool scatter = kind == kScatterData;
+  const int chunk =
+      scatter ? mod(p - static_cast<int>(step), n) : mod(p + 1 - static_cast<int>(step), n);
+  const auto [first, count] = slice_of(chunk, slice);
+  const auto* from =
+      static_cast<const uint8_t*>(scatter && step == 0 ? a_.send_local : a_.recv_local);
+  return post(from + first * element_, count * element_, scatter ? a_.next.scratch : a_.next.recv,
+              first * element_, kind, step, slice);
+}
+
+void GdrRingAllReduce::add_slice(int chunk, uint32_t slice) {
   const Device& device = *a_.recv.device();
-  const auto n = static_cast<int64_t>(chunk_count(chunk));
-  const uint64_t at = chunk_offset(chunk) * element_;
+  const auto [first, count] = slice_of(chunk, slice);
+  const auto n = static_cast<int64_t>(count);
+  const uint64_t at = first * element_;
   const TensorView in(*a_.send.device(), a_.send.memory(), a_.dtype, {n}, {1},
                       a_.send.offset() + at);
   const TensorView partial(*a_.scratch, a_.dtype, {n}, {1}, at);
   const TensorView out(device, a_.recv.memory(), a_.dtype, {n}, {1}, a_.recv.offset() + at);
   static const polychip_op_attrs attrs = default_attrs(*find_op("add"));
   device.runtime().dispatcher().call("add", {in, partial, out}, attrs, *a_.stream);
-  // The NIC reads this chunk next: the kernel must be done.
+  // The NIC reads this slice next: the kernel must be done.
   a_.stream->synchronize();
 }
 
 bool GdrRingAllReduce::progress(bool* moved) {
   take_notices();
   writes_done();
-  const int n = a_.world, p = a_.rank;
-  auto* send = static_cast<const uint8_t*>(a_.send_local);
-  auto* recv = static_cast<const uint8_t*>(a_.recv_local);
-  for (;;) {
-    switch (phase_) {
-      case Phase::kReduceScatter: {
-        const int chunk = mod(p - step_, n);
-        if (!posted_) {
-          const uint8_t* from = (step_ == 0 ? send : recv) + chunk_offset(chunk) * element_;
-          if (!post(from, chunk_count(chunk) * element_, a_.next.scratch,
-                    chunk_offset(chunk) * element_, kScatterData, step_))
-            return false;
-          posted_ = true;
-          *moved = true;
-        }
-        if (!arrived(kScatterData, step_)) return false;
-        add_chunk(mod(p - step_ - 1, n));
-        *moved = true;
-        posted_ = false;
-        if (++step_ == n - 1) phase_ = Phase::kCredit;
-        break;
-      }
-      case Phase::kCredit:
-        // Prev may overwrite this rank's output only once nothing here reads
-        // it for the reduce-scatter any more (the writes posted from it).
-        if (!writes_done()) return false;
-        if (!post(endpoint_.credit_source(), sizeof(uint64_t), a_.prev.credit, 0, kCredit, 0))
-          return false;
-        *moved = true;
-        phase_ = Phase::kAllGather;
-        step_ = 0;
-        break;
-      case Phase::kAllGather: {
-        if (step_ == n - 1) {
-          phase_ = Phase::kFinish;
-          break;
-        }
-        if (step_ == 0 ? !arrived(kCredit, 0) : !arrived(kGatherData, step_ - 1)) return false;
-        const int chunk = mod(p + 1 - step_, n);
-        if (!post(recv + chunk_offset(chunk) * element_, chunk_count(chunk) * element_,
-                  a_.next.recv, chunk_offset(chunk) * element_, kGatherData, step_))
-          return false;
-        *moved = true;
-        ++step_;
-        break;
-      }
-      case Phase::kFinish:
-        return arrived(kGatherData, n - 2) && writes_done();
+  const uint64_t all = writes_per_phase_, slices = slices_;
+  // Reduce-scatter: a slice goes on once the step before added it here.
+  while (scatter_posted_ < all &&
+         (scatter_posted_ < slices || scatter_posted_ - slices < scatter_added_)) {
+    if (!post_data(kScatterData, scatter_posted_)) break;
+    ++scatter_posted_;
+    *moved = true;
+  }
+  while (scatter_added_ < all && scatter_arrived_[scatter_added_]) {
+    const auto step = static_cast<int>(scatter_added_ / slices);
+    add_slice(mod(a_.rank - step - 1, a_.world), static_cast<uint32_t>(scatter_added_ % slices));
+    ++scatter_added_;
+    *moved = true;
+  }
+  const bool scattered = scatter_added_ == all && scatter_posted_ == all;
+  // Prev may overwrite this rank's output only once nothing here reads it
+  // for the reduce-scatter any more (the writes posted from it).
+  if (scattered && !credit_posted_ && writes_done()) {
+    if (post(endpoint_.credit_source(), sizeof(uint64_t), a_.prev.credit, 0, kCredit, 0, 0)) {
+      credit_posted_ = true;
+      *moved = true;
     }
   }
+  // All-gather: a slice goes on once it is final here (this rank's own
+  // chunk after the reduce-scatter, then what prev wrote the step before).
+  while (scattered && credit_arrived_ && gather_posted_ < all &&
+         (gather_posted_ < slices || gather_arrived_[gather_posted_ - slices])) {
+    if (!post_data(kGatherData, gather_posted_)) break;
+    ++gather_posted_;
+    *moved = true;
+  }
+  if (!credit_posted_ || gather_posted_ < all) return false;
+  for (uint64_t i = all - slices; i < all; ++i)
+    if (!gather_arrived_[i]) return false;
+  return writes_done();
 }
 
 }  // namespace polychip::comm

@@ -12,6 +12,10 @@
 //   all-gather, step s = 0 .. n-2: write final chunk (p + 1 - s) into
 //     next's output, after next's credit (s = 0) or prev's step s - 1.
 //
+// Each chunk moves in slices of about `slice_bytes` (at most 256 per chunk,
+// which also keeps every write under a provider's message-size limit): a
+// slice is written on as soon as it was added, so writes and adds overlap.
+//
 // Every final chunk is computed once, on one rank, and copied: the result
 // is bitwise identical on every rank. The reduction runs in the buffers'
 // dtype (the device's add), not in a wider accumulator as the host path
@@ -20,8 +24,9 @@
 
 #include <cstdint>
 #include <deque>
-#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "polychip/comm/buffer_ref.hpp"
 #include "polychip/dtype.hpp"
@@ -35,6 +40,7 @@ struct GdrRingArgs {
   uint64_t seq = 0;  // the collective's sequence number (checks every notice)
   DType dtype = DType::kF32;
   uint64_t count = 0;  // elements, >= world
+  uint64_t slice_bytes = 1 << 20;
   BufferRef send{static_cast<void*>(nullptr)}, recv{static_cast<void*>(nullptr)};
   void* send_local = nullptr;  // registered addresses of send and recv
   void* recv_local = nullptr;
@@ -52,27 +58,30 @@ class GdrRingAllReduce {
   bool progress(bool* moved);
 
  private:
-  enum class Phase { kReduceScatter, kCredit, kAllGather, kFinish };
   enum Kind : uint32_t { kScatterData = 1, kGatherData = 2, kCredit = 3 };
-  uint64_t immediate(Kind kind, uint32_t step) const;
-  bool arrived(Kind kind, uint32_t step) const { return arrived_.count({kind, step}) > 0; }
+  uint64_t immediate(Kind kind, uint32_t step, uint32_t slice) const;
   void take_notices();
   bool writes_done();
   // false: the provider's queue is full; try again next turn.
   bool post(const void* local, uint64_t bytes, const RemoteRegion& remote, uint64_t offset,
-            Kind kind, uint32_t step);
-  uint64_t chunk_offset(int chunk) const;  // in elements
-  uint64_t chunk_count(int chunk) const;
-  void add_chunk(int chunk);
+            Kind kind, uint32_t step, uint32_t slice);
+  // Slice `slice` of chunk `chunk`: first element and count.
+  std::pair<uint64_t, uint64_t> slice_of(int chunk, uint32_t slice) const;
+  void add_slice(int chunk, uint32_t slice);
+  // Posts the data write number `index` (step * slices + slice) of a phase.
+  bool post_data(Kind kind, uint64_t index);
 
   GdrEndpoint& endpoint_;
   GdrRingArgs a_;
   size_t element_ = 0;
   int next_ = 0, prev_ = 0;
-  Phase phase_ = Phase::kReduceScatter;
-  int step_ = 0;
-  bool posted_ = false;
-  std::set<std::pair<uint32_t, uint32_t>> arrived_;  // (kind, step)
+  uint32_t slices_ = 1;            // per chunk
+  uint64_t writes_per_phase_ = 0;  // (world - 1) * slices_
+  // Progress through each phase, in write order (step-major).
+  uint64_t scatter_posted_ = 0, scatter_added_ = 0, gather_posted_ = 0;
+  bool credit_posted_ = false, credit_arrived_ = false;
+  // Notices that arrived, per phase, by write index.
+  std::vector<bool> scatter_arrived_, gather_arrived_;
   std::deque<WriteCompletion> writes_;
 };
 
