@@ -41,6 +41,11 @@ GdrRingAllReduce::GdrRingAllReduce(GdrEndpoint& endpoint, GdrRingArgs args)
   gather_arrived_.assign(writes_per_phase_, false);
 }
 
+GdrRingAllReduce::~GdrRingAllReduce() {
+  for (const WriteCompletion& w : writes_)
+    if (!w.done) endpoint_.fabric().forget(&w);
+}
+
 uint64_t GdrRingAllReduce::immediate(Kind kind, uint32_t step, uint32_t slice) const {
   return (uint64_t{kind} << 30) | (uint64_t{step} << 16) | (uint64_t{slice} << 8) | (a_.seq & 0xFF);
 }

@@ -53,6 +53,10 @@ struct GdrRingArgs {
 class GdrRingAllReduce {
  public:
   GdrRingAllReduce(GdrEndpoint& endpoint, GdrRingArgs args);
+  // A ring that ends early (an error) leaves its writes to the endpoint.
+  ~GdrRingAllReduce();
+  GdrRingAllReduce(const GdrRingAllReduce&) = delete;
+  GdrRingAllReduce& operator=(const GdrRingAllReduce&) = delete;
   // The transport calls this every turn (Plan::set_progress): true once the
   // result is in `recv` and every write this rank posted has completed.
   bool progress(bool* moved);

@@ -381,13 +381,17 @@ void FabricRma::write(uint64_t peer, const void* local, uint64_t size, const Rem
     if (!completion.done && Clock::now() > deadline) {
       // The slot stays busy until the provider completes it; only the
       // completion, which lives on this stack, is forgotten.
-      for (auto& w : writes_)
-        if (w->completion == &completion) w->completion = nullptr;
+      forget(&completion);
       throw_error(StatusCode::kDeadlineExceeded,
                   provider_ + ": a write of " + std::to_string(size) + " bytes did not complete");
     }
   }
   if (!completion.error.empty()) throw_error(StatusCode::kUnavailable, completion.error);
+}
+
+void FabricRma::forget(const WriteCompletion* completion) {
+  for (auto& w : writes_)
+    if (w->completion == completion) w->completion = nullptr;
 }
 
 WriteNotice FabricRma::wait_write(double timeout_seconds) {

@@ -112,6 +112,9 @@ class FabricRma {
   // progress(); it must outlive the write.
   bool post_write(uint64_t peer, const void* local, uint64_t size, const RemoteRegion& remote,
                   uint64_t offset, uint64_t immediate, WriteCompletion* completion);
+  // Stops reporting to `completion` (its owner is going away while the
+  // write may still be posted); the write keeps its slot until it ends.
+  void forget(const WriteCompletion* completion);
   // Progresses the completion queue once: finished or failed writes fill in
   // their completion, remote writes queue notices. Any other failed
   // operation throws UNAVAILABLE.
