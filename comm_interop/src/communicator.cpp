@@ -305,6 +305,7 @@ struct Communicator::Impl {
         args.seq = seq;
         args.dtype = dtype;
         args.count = count;
+        args.slice_bytes = config.chunk_bytes;
         args.send = send;
         args.recv = recv;
         args.next = all[(rank + 1) % world];
