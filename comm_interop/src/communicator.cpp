@@ -239,39 +239,44 @@ struct Communicator::Impl {
     }
   }
 
-  // Empty when this rank's part of the all-reduce can take the GDR path.
-  std::string gdr_why_not(const BufferRef& send, const BufferRef& recv, uint64_t count, DType dtype,
-                          ReduceOp op) {
-    if (op != ReduceOp::kSum) return "op " + std::string(reduce_op_name(op)) + " (GDR: sum)";
-    if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16 &&
+  // Empty when this rank's part of the call can take the GDR path.
+  std::string gdr_why_not(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
+                          uint64_t count, DType dtype, ReduceOp op) {
+    const bool reduce = collective == GdrCollective::kAllReduce;
+    if (reduce && op != ReduceOp::kSum)
+      return "op " + std::string(reduce_op_name(op)) + " (GDR: sum)";
+    if (reduce && dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16 &&
         dtype != DType::kF64)
       return "dtype " + std::string(dtype_name(dtype)) + " (GDR: f32, f16, bf16, f64)";
-    if (count < static_cast<uint64_t>(world))
+    if (reduce && count < static_cast<uint64_t>(world))
       return std::to_string(count) + " elements for " + std::to_string(world) + " ranks";
     if (!send.on_device() || !recv.on_device() || !(*send.device() == *recv.device()))
       return "send and recv are not memory of one device";
     const Device& device = *recv.device();
-    if (!device.runtime().dispatcher().has_kernel(device, "add", {dtype, dtype, dtype}))
+    if (reduce && !device.runtime().dispatcher().has_kernel(device, "add", {dtype, dtype, dtype}))
       return device.label() + " has no add kernel for " + std::string(dtype_name(dtype));
     const uint64_t bytes = count * dtype_size(dtype);
     std::string why = gdr->why_not_registrable(send, bytes);
-    return why.empty() ? gdr->why_not_registrable(recv, bytes) : why;
+    return why.empty() ? gdr->why_not_registrable(recv, reduce ? bytes : bytes * world) : why;
   }
 
-  // All-reduce on the GDR path. Every rank first hands every other its
-  // call offer; if any rank cannot take the path, every rank returns false
-  // and the call takes the host path (under its next sequence number).
-  bool all_reduce_gdr(const BufferRef& send, const BufferRef& recv, uint64_t count, DType dtype,
-                      ReduceOp op, CallRecord& rec) {
+  // An all-reduce or all-gather on the GDR path. Every rank first hands
+  // every other its call offer; if any rank cannot take the path, every
+  // rank returns false and the call takes the host path (under its next
+  // sequence number).
+  bool gdr_collective(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
+                      uint64_t count, DType dtype, ReduceOp op, CallRecord& rec) {
+    const bool reduce = collective == GdrCollective::kAllReduce;
+    const char* name = reduce ? "all_reduce" : "all_gather";
     const uint64_t bytes = count * dtype_size(dtype);
-    std::string why = gdr_why_not(send, recv, count, dtype, op);
+    std::string why = gdr_why_not(collective, send, recv, count, dtype, op);
     CallOffer mine;
     GdrRingArgs args;
     if (why.empty()) {
       try {
         gdr->register_buffer(send, bytes, &args.send_local);
-        mine.recv = gdr->register_buffer(recv, bytes, &args.recv_local);
-        args.scratch = &gdr->scratch(*recv.device(), bytes, &mine.scratch);
+        mine.recv = gdr->register_buffer(recv, reduce ? bytes : bytes * world, &args.recv_local);
+        if (reduce) args.scratch = &gdr->scratch(*recv.device(), bytes, &mine.scratch);
         mine.credit = gdr->credit_region();
         mine.eligible = true;
       } catch (const Error& e) {
@@ -282,7 +287,7 @@ struct Communicator::Impl {
     const std::vector<uint8_t> own = mine.encode();
     std::vector<uint8_t> offers(world * CallOffer::kBytes);
     const uint64_t seq = transport->next_collective_seq();
-    Plan plan(FrameKind::kCollective, seq, "all_reduce/gdr");
+    Plan plan(FrameKind::kCollective, seq, reduce ? "all_reduce/gdr" : "all_gather/gdr");
     plan.set_call(call_signature(history.back()));
     BuildContext ctx{&plan, whole(), config.chunk_bytes, &scratch, {}, {}};
     build_direct_all_gather(ctx, own.data(), offers.data(), CallOffer::kBytes);
@@ -290,7 +295,8 @@ struct Communicator::Impl {
     for (size_t t = 0; t < plan.tasks().size(); ++t)
       if (!plan.tasks()[t].is_send) plan.on_complete(static_cast<int>(t), [&] { ++offers_in; });
     int refused_by = -1;
-    std::unique_ptr<GdrRingAllReduce> ring;
+    std::unique_ptr<GdrRing> ring;
+    bool own_block_copied = false;
     plan.set_progress([&](bool* moved) {
       if (!ring) {
         if (offers_in < world - 1) return false;
@@ -300,6 +306,7 @@ struct Communicator::Impl {
           if (!all[r].eligible && refused_by < 0) refused_by = r;
         }
         if (refused_by >= 0) return true;
+        args.collective = collective;
         args.rank = rank;
         args.world = world;
         args.seq = seq;
@@ -311,12 +318,18 @@ struct Communicator::Impl {
         args.next = all[(rank + 1) % world];
         args.prev = all[(rank + world - 1) % world];
         args.stream = &staging.stream_for(*recv.device());
-        ring = std::make_unique<GdrRingAllReduce>(*gdr, args);
+        if (!reduce && !send.same_memory(recv.at(rank * bytes))) {
+          // This rank's own block: a copy on the device, beside the ring.
+          staging.copy_on_device(send, recv, rank * bytes, bytes, args.stream);
+          own_block_copied = true;
+        }
+        ring = std::make_unique<GdrRing>(*gdr, args);
       }
       return ring->progress(moved);
     });
     try {
       transport->run(plan);
+      if (own_block_copied) args.stream->synchronize();
     } catch (...) {
       gdr->release();
       throw;
@@ -328,9 +341,8 @@ struct Communicator::Impl {
       // Calls on host memory are no GDR candidates: nothing to tell.
       const bool candidate = send.on_device() || recv.on_device();
       if (config.path == "gdr" && candidate && gdr_reasons_told.insert(reason).second)
-        std::fprintf(stderr,
-                     "polychip comm: rank %d: all_reduce takes the host path, not GDR: %s\n", rank,
-                     reason.c_str());
+        std::fprintf(stderr, "polychip comm: rank %d: %s takes the host path, not GDR: %s\n", rank,
+                     name, reason.c_str());
       return false;
     }
     rec.path = DataPath::kGdr;
@@ -748,7 +760,7 @@ void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DT
   bool hierarchical = impl_->config.path == "hierarchical" ||
                       (impl_->config.path == "auto" && impl_->islands > 1 && impl_->island_ccl);
   if (impl_->gdr && bytes > 0 && !hierarchical &&
-      impl_->all_reduce_gdr(send, recv, count, dtype, op, rec)) {
+      impl_->gdr_collective(GdrCollective::kAllReduce, send, recv, count, dtype, op, rec)) {
     impl_->history.back().seconds = timer.seconds();
     return;
   }
@@ -775,6 +787,12 @@ void Communicator::all_gather(BufferRef send, BufferRef recv, uint64_t send_coun
   Timer timer;
   CallRecord& rec = impl_->begin("all_gather", dtype, ReduceOp::kSum, send_count);
   const uint64_t bytes = rec.bytes, total = bytes * impl_->world;
+  if (impl_->gdr && bytes > 0 &&
+      impl_->gdr_collective(GdrCollective::kAllGather, send, recv, send_count, dtype,
+                            ReduceOp::kSum, rec)) {
+    impl_->history.back().seconds = timer.seconds();
+    return;
+  }
   std::vector<Staging::Lease> leases;
   uint8_t* out = impl_->staging.output(recv, total, leases);
   const uint8_t* in;

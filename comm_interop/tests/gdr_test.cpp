@@ -114,7 +114,7 @@ TEST_P(GdrRingTest, TwoRanksOnDifferentAdaptersEndWithTheSameSum) {
     args[r].next = args[r].prev = call[1 - r];
     ranks.emplace_back([&, r] {
       try {
-        GdrRingAllReduce ring(*endpoints[r], args[r]);
+        GdrRing ring(*endpoints[r], args[r]);
         bool moved = false;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
         while (!ring.progress(&moved)) {
@@ -168,7 +168,7 @@ TEST_P(GdrRingTest, ANoticeOfNoStepIsDataCorruption) {
   // Rank 0's ring never gets its own writes through (there is no rank 1
   // ring): only the stale notice arrives.
   a.next = a.prev = mine;
-  GdrRingAllReduce ring(target, a);
+  GdrRing ring(target, a);
   bool moved = false;
   try {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -22,16 +22,18 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 
 }  // namespace
 
-GdrRingAllReduce::GdrRingAllReduce(GdrEndpoint& endpoint, GdrRingArgs args)
+GdrRing::GdrRing(GdrEndpoint& endpoint, GdrRingArgs args)
     : endpoint_(endpoint), a_(std::move(args)) {
-  if (a_.world < 2 || a_.world > kMaxWorld || a_.count < static_cast<uint64_t>(a_.world))
+  const bool reduce = a_.collective == GdrCollective::kAllReduce;
+  if (a_.world < 2 || a_.world > kMaxWorld || a_.count == 0 ||
+      (reduce && a_.count < static_cast<uint64_t>(a_.world)))
     throw_error(StatusCode::kInternal,
                 fmt::format("GDR ring: {} elements over {} ranks", a_.count, a_.world));
   element_ = dtype_size(a_.dtype);
   next_ = mod(a_.rank + 1, a_.world);
   prev_ = mod(a_.rank - 1, a_.world);
   // Every chunk holds at least `base` elements: every slice gets one or more.
-  const uint64_t base = a_.count / static_cast<uint64_t>(a_.world);
+  const uint64_t base = reduce ? a_.count / static_cast<uint64_t>(a_.world) : a_.count;
   const uint64_t wanted =
       (base * element_ + a_.slice_bytes - 1) / std::max<uint64_t>(a_.slice_bytes, 1);
   slices_ =
@@ -39,26 +41,31 @@ GdrRingAllReduce::GdrRingAllReduce(GdrEndpoint& endpoint, GdrRingArgs args)
   writes_per_phase_ = static_cast<uint64_t>(a_.world - 1) * slices_;
   scatter_arrived_.assign(writes_per_phase_, false);
   gather_arrived_.assign(writes_per_phase_, false);
+  if (!reduce) {  // nothing to scatter, and no credit to wait for
+    scatter_posted_ = scatter_added_ = writes_per_phase_;
+    credit_posted_ = credit_arrived_ = true;
+  }
 }
 
-GdrRingAllReduce::~GdrRingAllReduce() {
+GdrRing::~GdrRing() {
   for (const WriteCompletion& w : writes_)
     if (!w.done) endpoint_.fabric().forget(&w);
 }
 
-uint64_t GdrRingAllReduce::immediate(Kind kind, uint32_t step, uint32_t slice) const {
+uint64_t GdrRing::immediate(Kind kind, uint32_t step, uint32_t slice) const {
   return (uint64_t{kind} << 30) | (uint64_t{step} << 16) | (uint64_t{slice} << 8) | (a_.seq & 0xFF);
 }
 
-std::pair<uint64_t, uint64_t> GdrRingAllReduce::slice_of(int chunk, uint32_t slice) const {
+std::pair<uint64_t, uint64_t> GdrRing::slice_of(int chunk, uint32_t slice) const {
   const uint64_t n = static_cast<uint64_t>(a_.world), c = static_cast<uint64_t>(chunk);
-  const uint64_t length = a_.count / n + (c < a_.count % n ? 1 : 0);
-  const uint64_t first = c * (a_.count / n) + std::min(c, a_.count % n);
+  const bool reduce = a_.collective == GdrCollective::kAllReduce;
+  const uint64_t length = reduce ? a_.count / n + (c < a_.count % n ? 1 : 0) : a_.count;
+  const uint64_t first = reduce ? c * (a_.count / n) + std::min(c, a_.count % n) : c * a_.count;
   const uint64_t begin = slice * length / slices_, end = (slice + 1) * length / slices_;
   return {first + begin, end - begin};
 }
 
-void GdrRingAllReduce::take_notices() {
+void GdrRing::take_notices() {
   FabricRma& fabric = endpoint_.fabric();
   fabric.progress();
   WriteNotice notice;
@@ -81,7 +88,7 @@ void GdrRingAllReduce::take_notices() {
   }
 }
 
-bool GdrRingAllReduce::writes_done() {
+bool GdrRing::writes_done() {
   while (!writes_.empty() && writes_.front().done) {
     if (!writes_.front().error.empty())
       throw_error(StatusCode::kUnavailable, "GDR ring: " + writes_.front().error);
@@ -90,8 +97,8 @@ bool GdrRingAllReduce::writes_done() {
   return writes_.empty();
 }
 
-bool GdrRingAllReduce::post(const void* local, uint64_t bytes, const RemoteRegion& remote,
-                            uint64_t offset, Kind kind, uint32_t step, uint32_t slice) {
+bool GdrRing::post(const void* local, uint64_t bytes, const RemoteRegion& remote, uint64_t offset,
+                   Kind kind, uint32_t step, uint32_t slice) {
   writes_.emplace_back();
   if (endpoint_.fabric().post_write(endpoint_.peer(kind == kCredit ? prev_ : next_), local, bytes,
                                     remote, offset, immediate(kind, step, slice), &writes_.back()))
@@ -100,21 +107,25 @@ bool GdrRingAllReduce::post(const void* local, uint64_t bytes, const RemoteRegio
   return false;
 }
 
-bool GdrRingAllReduce::post_data(Kind kind, uint64_t index) {
-  const auto step = static_cast<uint32_t>(index / slices_);
+bool GdrRing::post_data(Kind kind, uint64_t index) {
+  const auto step = static_cast<int>(index / slices_);
   const auto slice = static_cast<uint32_t>(index % slices_);
   const int p = a_.rank, n = a_.world;
-  const bool scatter = kind == kScatterData;
-  const int chunk =
-      scatter ? mod(p - static_cast<int>(step), n) : mod(p + 1 - static_cast<int>(step), n);
+  const bool scatter = kind == kScatterData, reduce = a_.collective == GdrCollective::kAllReduce;
+  // All-reduce: the reduce-scatter sends chunk p - s, the all-gather p + 1 - s (final
+  // after the reduce-scatter); all-gather: block p - s.
+  const int chunk = mod(p - step + (scatter || !reduce ? 0 : 1), n);
   const auto [first, count] = slice_of(chunk, slice);
-  const auto* from =
-      static_cast<const uint8_t*>(scatter && step == 0 ? a_.send_local : a_.recv_local);
-  return post(from + first * element_, count * element_, scatter ? a_.next.scratch : a_.next.recv,
-              first * element_, kind, step, slice);
+  const uint8_t* from = static_cast<const uint8_t*>(a_.recv_local) + first * element_;
+  if (step == 0 && (scatter || !reduce)) {  // this rank's own input
+    const uint64_t own_first = reduce ? 0 : static_cast<uint64_t>(p) * a_.count;
+    from = static_cast<const uint8_t*>(a_.send_local) + (first - own_first) * element_;
+  }
+  return post(from, count * element_, scatter ? a_.next.scratch : a_.next.recv, first * element_,
+              kind, static_cast<uint32_t>(step), slice);
 }
 
-void GdrRingAllReduce::add_slice(int chunk, uint32_t slice) {
+void GdrRing::add_slice(int chunk, uint32_t slice) {
   const Device& device = *a_.recv.device();
   const auto [first, count] = slice_of(chunk, slice);
   const auto n = static_cast<int64_t>(count);
@@ -129,7 +140,7 @@ void GdrRingAllReduce::add_slice(int chunk, uint32_t slice) {
   a_.stream->synchronize();
 }
 
-bool GdrRingAllReduce::progress(bool* moved) {
+bool GdrRing::progress(bool* moved) {
   take_notices();
   writes_done();
   const uint64_t all = writes_per_phase_, slices = slices_;

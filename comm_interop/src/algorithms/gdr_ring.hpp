@@ -1,9 +1,9 @@
-// Ring all-reduce on the GDR path: the chunks move by one-sided writes
-// from one rank's device memory into the next rank's (transport/rdma/
-// gdr_endpoint.hpp), and each partial sum is added on the device that
-// receives it, by its own `add` kernel (the op contract's). No host copy on
-// any rank.
+// Rings on the GDR path: chunks move by one-sided writes from one rank's
+// device memory into the next rank's (transport/rdma/gdr_endpoint.hpp), and
+// each partial sum is added on the device that receives it, by its own
+// `add` kernel (the op contract's). No host copy on any rank.
 //
+// All-reduce:
 //   reduce-scatter, step s = 0 .. n-2: write chunk (p - s) (from the input
 //     at s = 0, else the output) into next's scratch; when prev's step s
 //     landed, out[c] = in[c] + scratch[c] for c = p - s - 1, on the device.
@@ -11,6 +11,9 @@
 //     all-gather writes may land in this rank's output.
 //   all-gather, step s = 0 .. n-2: write final chunk (p + 1 - s) into
 //     next's output, after next's credit (s = 0) or prev's step s - 1.
+// All-gather (block r of the output is rank r's input): the all-gather
+//   phase alone, block (p - s) at step s, from the input at s = 0; prev
+//   writes only blocks this rank does not write itself, so no credit.
 //
 // Each chunk moves in slices of about `slice_bytes` (at most 256 per chunk,
 // which also keeps every write under a provider's message-size limit): a
@@ -35,28 +38,31 @@
 
 namespace polychip::comm {
 
+enum class GdrCollective { kAllReduce, kAllGather };
+
 struct GdrRingArgs {
+  GdrCollective collective = GdrCollective::kAllReduce;
   int rank = 0, world = 1;
   uint64_t seq = 0;  // the collective's sequence number (checks every notice)
   DType dtype = DType::kF32;
-  uint64_t count = 0;  // elements, >= world
+  uint64_t count = 0;  // elements: all-reduce >= world; all-gather per rank, >= 1
   uint64_t slice_bytes = 1 << 20;
   BufferRef send{static_cast<void*>(nullptr)}, recv{static_cast<void*>(nullptr)};
   void* send_local = nullptr;  // registered addresses of send and recv
   void* recv_local = nullptr;
-  const Buffer* scratch = nullptr;  // this rank's, >= count elements
+  const Buffer* scratch = nullptr;  // all-reduce: this rank's, >= count elements
   CallOffer next;                   // where this rank writes data
   CallOffer prev;                   // where it writes its credit
   const Stream* stream = nullptr;   // the device's, for the add kernel
 };
 
-class GdrRingAllReduce {
+class GdrRing {
  public:
-  GdrRingAllReduce(GdrEndpoint& endpoint, GdrRingArgs args);
+  GdrRing(GdrEndpoint& endpoint, GdrRingArgs args);
   // A ring that ends early (an error) leaves its writes to the endpoint.
-  ~GdrRingAllReduce();
-  GdrRingAllReduce(const GdrRingAllReduce&) = delete;
-  GdrRingAllReduce& operator=(const GdrRingAllReduce&) = delete;
+  ~GdrRing();
+  GdrRing(const GdrRing&) = delete;
+  GdrRing& operator=(const GdrRing&) = delete;
   // The transport calls this every turn (Plan::set_progress): true once the
   // result is in `recv` and every write this rank posted has completed.
   bool progress(bool* moved);

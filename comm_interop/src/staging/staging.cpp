@@ -67,6 +67,21 @@ void Staging::copy(const BufferRef& b, bool to_device, uint8_t* host, uint64_t o
                     to_device ? "copy (host staging to device)" : "copy (device to host staging)");
 }
 
+void Staging::copy_on_device(const BufferRef& from, const BufferRef& to, uint64_t to_offset,
+                             uint64_t bytes, const Stream* stream) const {
+  if (bytes == 0) return;
+  polychip_copy_args args{};
+  args.struct_size = sizeof(args);
+  args.kind = POLYCHIP_COPY_DEVICE_TO_DEVICE;
+  args.size_bytes = bytes;
+  args.stream = stream ? stream->handle() : nullptr;
+  args.src_memory = from.memory();
+  args.src_offset = from.offset();
+  args.dst_memory = to.memory();
+  args.dst_offset = to.offset() + to_offset;
+  to.device()->check(to.device()->api().copy(&args), "copy (device to device)");
+}
+
 const Stream& Staging::stream_for(const Device& device) {
   auto& slot = streams_[{&device.api(), device.index()}];
   if (!slot) slot = std::make_unique<Stream>(device);

@@ -59,6 +59,10 @@ class Staging {
   // on `stream` (asynchronous) or, with nullptr, synchronously.
   void copy(const BufferRef& b, bool to_device, uint8_t* host, uint64_t offset, uint64_t bytes,
             const Stream* stream) const;
+  // Copies `bytes` from `from` to `to` at `to_offset` past its own offset,
+  // on one device (`stream`: asynchronous; nullptr: synchronous).
+  void copy_on_device(const BufferRef& from, const BufferRef& to, uint64_t to_offset,
+                      uint64_t bytes, const Stream* stream) const;
   // One stream per device, created on first use and kept for later calls.
   const Stream& stream_for(const Device& device);
 

@@ -71,7 +71,7 @@ namespace {
 bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::string& device_list,
                const std::string& transport, const std::string& dtype, const std::string& op,
                uint64_t offset, int run_index, std::vector<CommCaseRecord>& records) {
-  const bool all_collectives = op == "sum" && transport != "gdr";
+  const bool all_collectives = op == "sum";
   std::string json = o.work_dir + "/polychip_comm_suite_" + std::to_string(::getpid()) + "_" +
                      std::to_string(run_index) + ".json";
   std::ostringstream cmd;
@@ -162,8 +162,8 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
   for (const std::string& transport : o.transports) {
     for (const std::string& dtype : o.dtypes) {
       for (const std::string& op : o.ops) {
-        // GDR takes the all-reduce sum of float dtypes; the rest is the rdma pass's.
-        if (transport == "gdr" && (op != "sum" || dtype == "i32" || dtype == "i64")) continue;
+        // GDR takes the all-reduce sum and the all-gather; other ops are the rdma pass's.
+        if (transport == "gdr" && op != "sum") continue;
         if (!run_group(o, exe, device_list, transport, dtype, op, 0, run_index++, records)) {
           return records;
         }

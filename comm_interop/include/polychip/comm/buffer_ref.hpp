@@ -4,6 +4,7 @@
 // the adapter's own copies.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "polychip/memory.hpp"
@@ -33,6 +34,17 @@ class BufferRef {
   uint64_t offset() const { return offset_; }
   // Bytes available from offset() (UINT64_MAX when unknown).
   uint64_t capacity() const { return capacity_; }
+  // The same memory, `bytes` further in.
+  BufferRef at(uint64_t bytes) const {
+    BufferRef r = *this;
+    if (on_device()) {
+      r.offset_ += bytes;
+      r.capacity_ = capacity_ == UINT64_MAX ? UINT64_MAX : capacity_ - std::min(bytes, capacity_);
+    } else {
+      r.host_ = static_cast<uint8_t*>(host_) + bytes;
+    }
+    return r;
+  }
   bool same_memory(const BufferRef& o) const {
     return on_device() ? (o.memory_ == memory_ && o.offset_ == offset_) : o.host_ == host_;
   }
