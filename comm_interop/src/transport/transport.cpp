@@ -30,10 +30,14 @@ namespace {
 // received piece is reduced while it is still in cache.
 constexpr uint64_t kReducePiece = 256 * 1024;
 constexpr double kHandshakeSeconds = 5.0;
-// How long a rank polls its shared-memory rings before it sleeps: a peer on
-// another core usually answers well within it, and a sleep costs a doorbell
-// (a TCP send and a wake-up, tens of microseconds).
+// How long a rank polls its shared-memory rings (and then its sockets)
+// before it sleeps: a peer on another core usually answers well within it,
+// and a sleep costs a wake-up (and for a ring a doorbell: a TCP send), tens
+// of microseconds.
 constexpr int kSpinMicros = 50;
+// Plans up to this many bytes (every send and receive) poll their sockets
+// before sleeping, as the rings are polled.
+constexpr uint64_t kSpinPlanBytes = 256 * 1024;
 // RDMA lanes cannot be woken by a doorbell: a rank keeps polling them this
 // long after they last moved, then looks every millisecond.
 constexpr int kRdmaSpinMicros = 2000;
@@ -959,6 +963,9 @@ void Transport::run(Plan& plan) {
     std::vector<pollfd> fds;
     std::vector<Connection*> polled;
     Clock::time_point lanes_moved_at = Clock::now();
+    uint64_t plan_bytes = 0;
+    for (const Task& t : tasks) plan_bytes += t.bytes;
+    const bool spin_sockets = plan_bytes <= kSpinPlanBytes;
     bool progress_done = !plan.has_progress();
     Clock::time_point progress_moved_at = Clock::now();
     while (remaining_ > 0 || !progress_done) {
@@ -1008,7 +1015,20 @@ void Transport::run(Plan& plan) {
         fds.push_back({c->fd.get(), events, 0});
         polled.push_back(c);
       }
-      int rc = ::poll(fds.data(), fds.size(), timeout_ms);
+      int rc = ::poll(fds.data(), fds.size(), 0);
+      if (rc == 0 && timeout_ms > 0 && spin_sockets) {
+        // A small plan's sockets too are polled for a while before sleeping:
+        // a small frame from a peer on another core arrives within
+        // microseconds, and waking from a blocking poll() costs more than
+        // that. (A big plan's waits are for the kernel to move bytes, which
+        // spinning beside it only slows.)
+        const Clock::time_point until = Clock::now() + std::chrono::microseconds(kSpinMicros);
+        while (rc == 0 && Clock::now() < until && !abort_requested_) {
+          std::this_thread::yield();  // lets a peer sharing this core run
+          rc = ::poll(fds.data(), fds.size(), 0);
+        }
+        if (rc == 0) rc = ::poll(fds.data(), fds.size(), timeout_ms);
+      }
       if (rc < 0 && errno != EINTR) {
         throw_error(StatusCode::kInternal, std::string("poll: ") + std::strerror(errno));
       }
