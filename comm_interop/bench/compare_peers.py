@@ -21,7 +21,9 @@ targets with PASS or MISS:
   TCP busbw at np=4 >= 1.5x Gloo;
   8-byte latency no worse than Open MPI's on the same transport;
   H2D-RDMA busbw at np=2 >= 80% of fi_pingpong on the same provider,
-and the H2D-RDMA / H2D-TCP ratio (GDR is not built yet).
+and, per path with device buffers (ranks on sim.faithful, 64 MiB at np=2):
+H2D-TCP, H2D-RDMA and GDR on each provider, with the GDR / H2D-RDMA / H2D-TCP
+ratios.
 
 Usage: compare_peers.py --polychip build/bin/polychip [--mpi-bench build/bin/mpi_allreduce_bench]
                         [--rounds 3] [--json out.json] [--only np=2]
@@ -80,11 +82,13 @@ def run_gloo(np_, size_bytes, iters, warmup):
     return result["seconds"]
 
 
-def run_polychip(exe, np_, size_bytes, iters, warmup, transport, provider=None):
+def run_polychip(exe, np_, size_bytes, iters, warmup, transport, provider=None, path=None):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     cmd = [exe, "comm-perf", "--np", str(np_), "-b", str(size_bytes), "-e", str(size_bytes),
            "-w", str(warmup), "-n", str(iters), "-J", out]
+    if path:  # a path comparison: device buffers on every rank
+        cmd += ["--path", path, "--devices", "sim.faithful"]
     env = dict(os.environ, POLYCHIP_COMM_TRANSPORT=transport)
     if provider:
         env["POLYCHIP_NET_PROVIDER"] = provider
@@ -98,7 +102,10 @@ def run_polychip(exe, np_, size_bytes, iters, warmup, transport, provider=None):
     if row["out_of_place"]["wrong"] or row["in_place"]["wrong"]:
         sys.exit("polychip comm-perf reported wrong results")
     links = row["transport"].split("+")[0]
-    if links != {"tcp": "tcp", "rdma": "rdma"}.get(transport, "shm"):
+    if path == "gdr":
+        if links != "gdr:" + provider:
+            sys.exit("polychip ran over %s, expected GDR on %s" % (row["transport"], provider))
+    elif links != {"tcp": "tcp", "rdma": "rdma"}.get(transport, "shm"):
         sys.exit("polychip ran over %s, expected %s" % (row["transport"], transport))
     return row["out_of_place"]["time_us"] * 1e-6
 
@@ -173,6 +180,13 @@ def fi_pingpong_gbps(provider, size=1 << 20, iters=200):
 PEERS = ("polychip", "polychip-tcp", "polychip-rdma-tcp", "polychip-rdma-shm", "gloo", "ompi-shm",
          "ompi-tcp")
 CEILINGS = ("loopback TCP stream", "fi_pingpong tcp;ofi_rxm", "fi_pingpong shm")
+# Device-buffer paths (64 MiB np=2 only): name -> (transport, provider, path).
+PATHS = {"h2d-tcp": ("tcp", None, "host"),
+         "h2d-rdma tcp;ofi_rxm": ("rdma", "tcp;ofi_rxm", "host"),
+         "gdr tcp;ofi_rxm": ("rdma", "tcp;ofi_rxm", "gdr"),
+         "h2d-rdma shm": ("rdma", "shm", "host"),
+         "gdr shm": ("rdma", "shm", "gdr")}
+PATH_CASE = "busbw 64 MiB np=2"
 
 
 def busbw(size_bytes, seconds, np_):
@@ -214,6 +228,14 @@ def main():
                 key = (name, peer)
                 best[key] = min(best.get(key, float("inf")), t)
                 print("round %d  %-20s %-12s %10.1f us" % (r + 1, name, peer, t * 1e6), flush=True)
+            if name != PATH_CASE:
+                continue
+            for path_name, (transport, provider, path) in PATHS.items():
+                t = run_polychip(args.polychip, np_, size, iters, warmup, transport, provider, path)
+                key = (name, "path " + path_name)
+                best[key] = min(best.get(key, float("inf")), t)
+                print("round %d  %-20s %-22s %10.1f us" % (r + 1, name, "path " + path_name, t * 1e6),
+                      flush=True)
         for ceiling in CEILINGS:
             if ceiling == "loopback TCP stream":
                 g = loopback_stream_gbps()
@@ -272,6 +294,18 @@ def main():
         for peer in ("polychip-rdma-tcp", "polychip-rdma-shm"):
             print("     H2D-RDMA (%s) / H2D-TCP at 64 MiB np=2: %.2fx"
                   % (peer.rsplit("-", 1)[1], row[peer]["gbps"] / row["polychip-tcp"]["gbps"]))
+        print()
+        print("Paths with device buffers (sim.faithful), 64 MiB f32 sum all-reduce, np=2:")
+        paths = {}
+        for path_name in PATHS:
+            paths[path_name] = busbw(big, best[(PATH_CASE, "path " + path_name)], 2)
+            print("     %-22s %7.3f GB/s" % (path_name, paths[path_name]))
+        for provider in ("tcp;ofi_rxm", "shm"):
+            print("     on %-12s GDR / H2D-RDMA %.2fx, GDR / H2D-TCP %.2fx, H2D-RDMA / H2D-TCP %.2fx"
+                  % (provider, paths["gdr " + provider] / paths["h2d-rdma " + provider],
+                     paths["gdr " + provider] / paths["h2d-tcp"],
+                     paths["h2d-rdma " + provider] / paths["h2d-tcp"]))
+        report["paths_gbps"] = paths
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

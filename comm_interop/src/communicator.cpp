@@ -239,9 +239,11 @@ struct Communicator::Impl {
     }
   }
 
-  // Empty when this rank's part of the call can take the GDR path.
-  std::string gdr_why_not(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
-                          uint64_t count, DType dtype, ReduceOp op) {
+  // Why the call itself cannot take the GDR path, from what every rank's
+  // call has in common (its signature): every rank decides alike, with no
+  // offers exchanged. Empty when it can.
+  std::string gdr_why_not_call(GdrCollective collective, uint64_t count, DType dtype,
+                               ReduceOp op) const {
     const bool reduce = collective == GdrCollective::kAllReduce;
     if (reduce && op != ReduceOp::kSum)
       return "op " + std::string(reduce_op_name(op)) + " (GDR: sum)";
@@ -250,6 +252,17 @@ struct Communicator::Impl {
       return "dtype " + std::string(dtype_name(dtype)) + " (GDR: f32, f16, bf16, f64)";
     if (reduce && count < static_cast<uint64_t>(world))
       return std::to_string(count) + " elements for " + std::to_string(world) + " ranks";
+    // Chosen by `auto`, GDR leaves latency-bound calls to the host path:
+    // its offers cost a round trip.
+    if (config.path == "auto" && count * dtype_size(dtype) <= config.small_bytes)
+      return "a small message (POLYCHIP_COMM_SMALL_BYTES)";
+    return {};
+  }
+
+  // Empty when this rank's buffers can take the GDR path.
+  std::string gdr_why_not(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
+                          uint64_t count, DType dtype) {
+    const bool reduce = collective == GdrCollective::kAllReduce;
     if (!send.on_device() || !recv.on_device() || !(*send.device() == *recv.device()))
       return "send and recv are not memory of one device";
     const Device& device = *recv.device();
@@ -269,7 +282,16 @@ struct Communicator::Impl {
     const bool reduce = collective == GdrCollective::kAllReduce;
     const char* name = reduce ? "all_reduce" : "all_gather";
     const uint64_t bytes = count * dtype_size(dtype);
-    std::string why = gdr_why_not(collective, send, recv, count, dtype, op);
+    // Calls on host memory are no GDR candidates: nothing to tell.
+    const bool candidate = send.on_device() || recv.on_device();
+    std::string why = gdr_why_not_call(collective, count, dtype, op);
+    if (!why.empty()) {
+      if (config.path == "gdr" && candidate && gdr_reasons_told.insert(why).second)
+        std::fprintf(stderr, "polychip comm: rank %d: %s takes the host path, not GDR: %s\n", rank,
+                     name, why.c_str());
+      return false;
+    }
+    why = gdr_why_not(collective, send, recv, count, dtype);
     CallOffer mine;
     GdrRingArgs args;
     if (why.empty()) {
@@ -338,8 +360,6 @@ struct Communicator::Impl {
     if (refused_by >= 0) {
       const std::string reason =
           refused_by == rank ? why : "rank " + std::to_string(refused_by) + "'s buffers cannot";
-      // Calls on host memory are no GDR candidates: nothing to tell.
-      const bool candidate = send.on_device() || recv.on_device();
       if (config.path == "gdr" && candidate && gdr_reasons_told.insert(reason).second)
         std::fprintf(stderr, "polychip comm: rank %d: %s takes the host path, not GDR: %s\n", rank,
                      name, reason.c_str());

@@ -213,12 +213,14 @@ struct FaultRun {
 };
 FaultRun run_fault(const std::string& mode, int np, const std::string& timeout,
                    std::vector<std::map<std::string, std::string>> rank_env = {},
-                   const std::map<std::string, std::string>& extra_env = {}) {
+                   const std::map<std::string, std::string>& extra_env = {},
+                   const std::string& devices = "") {
   FaultRun r;
   r.dir = temp_dir();
   LocalLaunch launch;
   launch.program = COMM_WORKER;
   launch.argv = {COMM_WORKER, mode};
+  if (!devices.empty()) launch.argv.insert(launch.argv.end(), {"--devices", devices});
   if (mode == "sweep") launch.argv.push_back("--quick");
   launch.np = np;
   launch.grace_seconds = std::stod(timeout) + 2;
@@ -232,21 +234,30 @@ FaultRun run_fault(const std::string& mode, int np, const std::string& timeout,
 }
 
 // Ranks on one host share memory links (the dead rank's ring stops moving
-// and its TCP doorbell closes); forced onto TCP, its sockets close.
+// and its TCP doorbell closes); forced onto TCP, its sockets close. "gdr":
+// device buffers (sim) on the GDR path, over the shm provider.
 class CommFaultsOverLinks : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CommFaultsOverLinks, KilledRankMakesEverySurvivorFailFastWithAClearError) {
-  FaultRun r = run_fault("kill", 4, "30", {}, {{"POLYCHIP_COMM_TRANSPORT", GetParam()}});
+  const bool gdr = std::string(GetParam()) == "gdr";
+  FaultRun r = gdr ? run_fault("kill", 4, "30", {},
+                               {{"POLYCHIP_COMM_PATH", "gdr"}, {"POLYCHIP_NET_PROVIDER", "shm"}},
+                               "sim.faithful")
+                   : run_fault("kill", 4, "30", {}, {{"POLYCHIP_COMM_TRANSPORT", GetParam()}});
   EXPECT_LT(r.seconds, 30) << "survivors waited for the timeout instead of noticing the death";
   for (int rank : {0, 2, 3}) {
     std::string log = read_file(r.dir + "/rank" + std::to_string(rank) + ".txt");
     EXPECT_NE(log.find("failed after"), std::string::npos) << "rank " << rank << ": " << log;
     // Either the dead rank's closed connection, or a neighbour's abort naming it.
     EXPECT_TRUE(log.find("rank 1") != std::string::npos) << "rank " << rank << ": " << log;
+    if (gdr) {
+      EXPECT_EQ(log.find(" (0 calls on gdr)"), std::string::npos) << log;
+    }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, CommFaultsOverLinks, ::testing::Values("auto", "tcp", "rdma"));
+INSTANTIATE_TEST_SUITE_P(Transports, CommFaultsOverLinks,
+                         ::testing::Values("auto", "tcp", "rdma", "gdr"));
 
 // Rank 2 refuses shared memory: ranks 0 and 1 still share a ring between
 // them and reach rank 2 over TCP, and every result is exact.

@@ -121,9 +121,18 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
   return wrong ? 1 : 0;
 }
 
-int fault(Communicator& comm, const std::string& mode) {
+int fault(Communicator& comm, const std::string& mode, const Device* device) {
   const uint64_t count = 4 << 20;  // 16 MiB of f32
   std::vector<float> a(count, 1.0f), b(count);
+  // With a device, the buffers are its memory (the GDR path's case).
+  std::optional<Buffer> device_a, device_b;
+  if (device) {
+    device_a.emplace(*device, count * 4);
+    device_b.emplace(*device, count * 4);
+    device_a->copy_from_host(a.data(), count * 4);
+  }
+  const BufferRef send = device ? BufferRef(*device_a) : BufferRef(a.data());
+  const BufferRef recv = device ? BufferRef(*device_b) : BufferRef(b.data());
   std::thread trigger;
   if ((mode == "kill" || mode == "hang") && comm.rank() == 1) {
     trigger = std::thread([mode] {
@@ -141,11 +150,15 @@ int fault(Communicator& comm, const std::string& mode) {
   auto start = std::chrono::steady_clock::now();
   try {
     for (int i = 0; i < 100000; ++i)
-      comm.all_reduce(a.data(), b.data(), count, DType::kF32, ReduceOp::kSum);
+      comm.all_reduce(send, recv, count, DType::kF32, ReduceOp::kSum);
   } catch (const Error& e) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "rank %d: collective failed after %.2f s: %s\n", comm.rank(), s, e.what());
-    log_outcome("failed after " + std::to_string(s) + " s: " + e.what());
+    int gdr_calls = 0;
+    for (const CallRecord& call : comm.call_history()) gdr_calls += call.path == DataPath::kGdr;
+    std::fprintf(stderr, "rank %d: collective failed after %.2f s (%d calls on gdr): %s\n",
+                 comm.rank(), s, gdr_calls, e.what());
+    log_outcome("failed after " + std::to_string(s) + " s (" + std::to_string(gdr_calls) +
+                " calls on gdr): " + e.what());
     if (trigger.joinable()) trigger.join();
     return 2;
   }
@@ -175,7 +188,7 @@ int main(int argc, char** argv) {
     }
     auto comm = Communicator::from_environment(config);
     if (mode == "sweep") return sweep(*comm, device ? &*device : nullptr, big, quick);
-    return fault(*comm, mode);
+    return fault(*comm, mode, device ? &*device : nullptr);
   } catch (const Error& e) {
     std::fprintf(stderr, "comm_worker: %s\n", e.what());
     log_outcome(std::string("error: ") + e.what());

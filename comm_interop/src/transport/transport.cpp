@@ -502,16 +502,23 @@ bool Transport::spin_lanes() {
 }
 
 bool Transport::arm_lanes() {
+  // Nothing moved on any lane: one that still waits for bytes from a peer
+  // whose connection closed waits for bytes that cannot come. Every lane is
+  // looked at before any is armed (an arm that finds work ends the turn).
+  for (const auto& lane : lanes_) {
+    const bool reading = lane->pending_receives > 0 && !lane->parked;
+    const bool writing = lane->send_task >= 0 || !lane->queue.empty();
+    if ((reading || writing || progress_pending_) && lane->doorbell->closed) {
+      fail_lost_peer(*lane, "the peer closed its connection with " +
+                                std::to_string(lane->pending_receives) +
+                                " frames still expected (did it exit, crash or abort?)");
+    }
+  }
   for (const auto& lane : lanes_) {
     const bool reading = lane->pending_receives > 0 && !lane->parked;
     const bool writing = lane->send_task >= 0 || !lane->queue.empty();
     if (reading && !lane->rx->arm_reader()) return false;
     if (writing && !lane->tx->arm_writer()) return false;
-    if ((reading || writing) && lane->doorbell->closed) {
-      fail_lost_peer(*lane, "the peer closed its connection with " +
-                                std::to_string(lane->pending_receives) +
-                                " frames still expected (did it exit, crash or abort?)");
-    }
   }
   return true;
 }
@@ -732,8 +739,9 @@ void Transport::handle_readable(Connection& c) {
         // Only this socket's own frames count: the peer's other sockets, or
         // its shared-memory ring, may still hold frames sent before it closed
         // (the ring's lane reports a loss when it waits for bytes that cannot come).
-        const bool busy =
-            c.pending_receives > 0 || c.header_got > 0 || c.send_task >= 0 || !c.queue.empty();
+        // A plan's progress work (the GDR ring) needs every peer until done.
+        const bool busy = c.pending_receives > 0 || c.header_got > 0 || c.send_task >= 0 ||
+                          !c.queue.empty() || progress_pending_;
         if (busy) {
           fail_lost_peer(c, "the peer closed its connection with " +
                                 std::to_string(c.pending_receives) +
@@ -967,6 +975,7 @@ void Transport::run(Plan& plan) {
     for (const Task& t : tasks) plan_bytes += t.bytes;
     const bool spin_sockets = plan_bytes <= kSpinPlanBytes;
     bool progress_done = !plan.has_progress();
+    progress_pending_ = !progress_done;
     Clock::time_point progress_moved_at = Clock::now();
     while (remaining_ > 0 || !progress_done) {
       if (abort_requested_) {
@@ -982,6 +991,7 @@ void Transport::run(Plan& plan) {
         // Like an RDMA lane: nothing wakes poll() when a write lands.
         bool moved = false;
         progress_done = plan.progress(&moved);
+        progress_pending_ = !progress_done;
         if (moved) progress_moved_at = Clock::now();
         const bool recent =
             Clock::now() - progress_moved_at < std::chrono::microseconds(kRdmaSpinMicros);
@@ -1010,7 +1020,9 @@ void Transport::run(Plan& plan) {
       fds.push_back({wake_pipe_[0], POLLIN, 0});
       for (Connection* c : all_connections_) {
         if (c->closed || c->rx) continue;
-        short events = c->parked ? 0 : POLLIN;
+        // A parked connection holds a later plan's frame: it is not read
+        // now, but while progress work needs every peer its hang-up counts.
+        short events = c->parked ? (progress_pending_ ? POLLRDHUP : 0) : POLLIN;
         if (c->send_task >= 0 || !c->queue.empty() || !c->control_out.empty()) events |= POLLOUT;
         fds.push_back({c->fd.get(), events, 0});
         polled.push_back(c);
@@ -1035,9 +1047,14 @@ void Transport::run(Plan& plan) {
       if (rc > 0) {
         // Drain receives first: it frees the senders and feeds our next sends.
         for (size_t i = 1; i < fds.size(); ++i) {
-          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-            if (polled[i - 1]->parked && !(fds[i].revents & POLLIN)) continue;
-            handle_readable(*polled[i - 1]);
+          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLRDHUP)) {
+            Connection& c = *polled[i - 1];
+            if (c.parked && progress_pending_ && (fds[i].revents & (POLLRDHUP | POLLHUP)))
+              fail_lost_peer(c,
+                             "the peer closed its connection in the middle of a collective "
+                             "(did it exit, crash or abort?)");
+            if (c.parked && !(fds[i].revents & POLLIN)) continue;
+            handle_readable(c);
           }
         }
         for (size_t i = 1; i < fds.size(); ++i) {
@@ -1060,6 +1077,7 @@ void Transport::run(Plan& plan) {
     }
     drain_lanes();
   } catch (const Error& e) {
+    progress_pending_ = false;
     std::lock_guard<std::mutex> lock(abort_mutex_);
     failed_ = true;
     failure_code_ = e.code();

@@ -176,6 +176,8 @@ class Transport {
   std::string abort_reason_;
   int wake_pipe_[2] = {-1, -1};
   bool scanning_lost_peer_ = false;
+  // The running plan's progress work is not done: every peer is needed.
+  bool progress_pending_ = false;
   bool failed_ = false;
   std::string failure_;
   StatusCode failure_code_ = StatusCode::kOk;
