@@ -89,6 +89,8 @@ def run_polychip(exe, np_, size_bytes, iters, warmup, transport, provider=None, 
            "-w", str(warmup), "-n", str(iters), "-J", out]
     if path:  # a path comparison: device buffers on every rank
         cmd += ["--path", path, "--devices", "sim.faithful"]
+    elif transport == "rdma":  # H2D-RDMA alone: auto would offer GDR first
+        cmd += ["--path", "host"]
     env = dict(os.environ, POLYCHIP_COMM_TRANSPORT=transport)
     if provider:
         env["POLYCHIP_NET_PROVIDER"] = provider
