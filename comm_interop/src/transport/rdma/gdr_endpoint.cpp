@@ -4,6 +4,7 @@
 
 #include "polychip/error.hpp"
 #include "wire/byte_io.hpp"
+#include "wire/wire.hpp"
 
 namespace polychip::comm {
 namespace {
@@ -11,19 +12,6 @@ namespace {
 constexpr uint32_t kCallOfferMagic = 0x31524447;  // "GDR1"
 const char kOfferPrefix[] = "gdr1 ";
 const char kNoOfferPrefix[] = "none ";
-
-std::string hex(const std::vector<uint8_t>& bytes) {
-  std::string s;
-  for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
-  return s;
-}
-
-std::vector<uint8_t> unhex(const std::string& s) {
-  std::vector<uint8_t> bytes;
-  for (size_t i = 0; i + 1 < s.size(); i += 2)
-    bytes.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
-  return bytes;
-}
 
 // "gdr1 <provider>\n<address hex>" -> provider, address; false for a refusal.
 bool parse_offer(const std::string& offer, std::string* provider, std::string* address) {
@@ -89,7 +77,7 @@ GdrEndpoint::~GdrEndpoint() {
 }
 
 std::string GdrEndpoint::offer() const {
-  return kOfferPrefix + fabric_->provider() + "\n" + hex(fabric_->address());
+  return kOfferPrefix + fabric_->provider() + "\n" + to_hex(fabric_->address());
 }
 
 std::string GdrEndpoint::no_offer(const std::string& why) { return kNoOfferPrefix + why; }
@@ -119,7 +107,7 @@ void GdrEndpoint::connect(int rank, const std::vector<std::string>& offers) {
     std::string provider, address;
     if (!parse_offer(offers[r], &provider, &address))
       throw_error(StatusCode::kInvalidArgument, fmt::format("rank {}: no GDR offer", r));
-    peers_[r] = fabric_->add_peer(unhex(address));
+    peers_[r] = fabric_->add_peer(from_hex(address, "GDR offer address"));
   }
 }
 
