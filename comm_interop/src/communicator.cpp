@@ -109,7 +109,12 @@ struct Communicator::Impl {
   int islands = 1;
   Scratch scratch;
   Staging staging;
+  // The most recent calls: a training job makes millions, so the oldest
+  // kHistoryKept are dropped whenever twice that many are held.
+  static constexpr size_t kHistoryKept = 1024;
   std::vector<CallRecord> history;
+  uint64_t calls_begun = 0;
+  std::string transport_label;  // transport_name(), fixed once the links are
   int group_depth = 0;
   struct P2P {
     bool is_send;
@@ -242,15 +247,44 @@ struct Communicator::Impl {
   // Why the call itself cannot take the GDR path, from what every rank's
   // call has in common (its signature): every rank decides alike, with no
   // offers exchanged. Empty when it can.
+  static const char* gdr_collective_name(GdrCollective collective) {
+    switch (collective) {
+      case GdrCollective::kAllReduce:
+        return "all_reduce";
+      case GdrCollective::kReduceScatter:
+        return "reduce_scatter";
+      case GdrCollective::kAllGather:
+        return "all_gather";
+      case GdrCollective::kBroadcast:
+        return "broadcast";
+    }
+    return "?";
+  }
+  // The bytes of send and recv a GDR call registers, from its per-rank `bytes`.
+  std::pair<uint64_t, uint64_t> gdr_buffer_bytes(GdrCollective collective, uint64_t bytes) const {
+    switch (collective) {
+      case GdrCollective::kAllReduce:
+        return {bytes, bytes};
+      case GdrCollective::kReduceScatter:
+        return {bytes * world, bytes};
+      case GdrCollective::kAllGather:
+        return {bytes, bytes * world};
+      case GdrCollective::kBroadcast:
+        return {bytes, bytes};
+    }
+    return {0, 0};
+  }
+
   std::string gdr_why_not_call(GdrCollective collective, uint64_t count, DType dtype,
                                ReduceOp op) const {
-    const bool reduce = collective == GdrCollective::kAllReduce;
+    const bool reduce =
+        collective == GdrCollective::kAllReduce || collective == GdrCollective::kReduceScatter;
     if (reduce && op != ReduceOp::kSum)
       return "op " + std::string(reduce_op_name(op)) + " (GDR: sum)";
     if (reduce && dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16 &&
         dtype != DType::kF64)
       return "dtype " + std::string(dtype_name(dtype)) + " (GDR: f32, f16, bf16, f64)";
-    if (reduce && count < static_cast<uint64_t>(world))
+    if (collective == GdrCollective::kAllReduce && count < static_cast<uint64_t>(world))
       return std::to_string(count) + " elements for " + std::to_string(world) + " ranks";
     // Chosen by `auto`, GDR leaves latency-bound calls to the host path:
     // its offers cost a round trip.
@@ -260,30 +294,36 @@ struct Communicator::Impl {
   }
 
   // Empty when this rank's buffers can take the GDR path.
+  // `reads_send`: false where send is not this rank's to give (a
+  // broadcast's ranks but the root).
   std::string gdr_why_not(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
-                          uint64_t count, DType dtype) {
-    const bool reduce = collective == GdrCollective::kAllReduce;
-    if (!send.on_device() || !recv.on_device() || !(*send.device() == *recv.device()))
+                          uint64_t count, DType dtype, bool reads_send) {
+    const bool reduce =
+        collective == GdrCollective::kAllReduce || collective == GdrCollective::kReduceScatter;
+    if (!recv.on_device()) return "recv is not device memory";
+    if (reads_send && (!send.on_device() || !(*send.device() == *recv.device())))
       return "send and recv are not memory of one device";
     const Device& device = *recv.device();
     if (reduce && !device.runtime().dispatcher().has_kernel(device, "add", {dtype, dtype, dtype}))
       return device.label() + " has no add kernel for " + std::string(dtype_name(dtype));
-    const uint64_t bytes = count * dtype_size(dtype);
-    std::string why = gdr->why_not_registrable(send, bytes);
-    return why.empty() ? gdr->why_not_registrable(recv, reduce ? bytes : bytes * world) : why;
+    const auto [send_bytes, recv_bytes] = gdr_buffer_bytes(collective, count * dtype_size(dtype));
+    std::string why = reads_send ? gdr->why_not_registrable(send, send_bytes) : "";
+    return why.empty() ? gdr->why_not_registrable(recv, recv_bytes) : why;
   }
 
-  // An all-reduce or all-gather on the GDR path. Every rank first hands
+  // An all-reduce, reduce-scatter, all-gather or broadcast on the GDR path. Every rank first hands
   // every other its call offer; if any rank cannot take the path, every
   // rank returns false and the call takes the host path (under its next
   // sequence number).
   bool gdr_collective(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
-                      uint64_t count, DType dtype, ReduceOp op, CallRecord& rec) {
+                      uint64_t count, DType dtype, ReduceOp op, CallRecord& rec, int root = -1) {
     const bool reduce = collective == GdrCollective::kAllReduce;
-    const char* name = reduce ? "all_reduce" : "all_gather";
+    const char* name = gdr_collective_name(collective);
     const uint64_t bytes = count * dtype_size(dtype);
+    const auto [send_bytes, recv_bytes] = gdr_buffer_bytes(collective, bytes);
+    const bool reads_send = collective != GdrCollective::kBroadcast || rank == root;
     // Calls on host memory are no GDR candidates: nothing to tell.
-    const bool candidate = send.on_device() || recv.on_device();
+    const bool candidate = (reads_send && send.on_device()) || recv.on_device();
     std::string why = gdr_why_not_call(collective, count, dtype, op);
     if (!why.empty()) {
       if (config.path == "gdr" && candidate && gdr_reasons_told.insert(why).second)
@@ -291,14 +331,17 @@ struct Communicator::Impl {
                      name, why.c_str());
       return false;
     }
-    why = gdr_why_not(collective, send, recv, count, dtype);
+    why = gdr_why_not(collective, send, recv, count, dtype, reads_send);
     CallOffer mine;
     GdrRingArgs args;
     if (why.empty()) {
       try {
-        gdr->register_buffer(send, bytes, &args.send_local);
-        mine.recv = gdr->register_buffer(recv, reduce ? bytes : bytes * world, &args.recv_local);
+        if (reads_send) gdr->register_buffer(send, send_bytes, &args.send_local);
+        mine.recv = gdr->register_buffer(recv, recv_bytes, &args.recv_local);
         if (reduce) args.scratch = &gdr->scratch(*recv.device(), bytes, &mine.scratch);
+        if (collective == GdrCollective::kReduceScatter)
+          args.scratch =
+              &gdr->scratch(*recv.device(), 2 * send_bytes, &mine.scratch, &args.scratch_local);
         mine.credit = gdr->credit_region();
         mine.eligible = true;
       } catch (const Error& e) {
@@ -309,7 +352,8 @@ struct Communicator::Impl {
     const std::vector<uint8_t> own = mine.encode();
     std::vector<uint8_t> offers(world * CallOffer::kBytes);
     const uint64_t seq = transport->next_collective_seq();
-    Plan plan(FrameKind::kCollective, seq, reduce ? "all_reduce/gdr" : "all_gather/gdr");
+    const std::string plan_name = std::string(name) + "/gdr";
+    Plan plan(FrameKind::kCollective, seq, plan_name.c_str());
     plan.set_call(call_signature(history.back()));
     BuildContext ctx{&plan, whole(), config.chunk_bytes, &scratch, {}, {}};
     build_direct_all_gather(ctx, own.data(), offers.data(), CallOffer::kBytes);
@@ -334,15 +378,20 @@ struct Communicator::Impl {
         args.seq = seq;
         args.dtype = dtype;
         args.count = count;
+        args.root = root;
         args.slice_bytes = config.chunk_bytes;
         args.send = send;
         args.recv = recv;
         args.next = all[(rank + 1) % world];
         args.prev = all[(rank + world - 1) % world];
         args.stream = &staging.stream_for(*recv.device());
-        if (!reduce && !send.same_memory(recv.at(rank * bytes))) {
-          // This rank's own block: a copy on the device, beside the ring.
-          staging.copy_on_device(send, recv, rank * bytes, bytes, args.stream);
+        // This rank's own block (an all-gather's; a broadcast root's whole
+        // output): a copy on the device, beside the ring.
+        const bool copies_own = collective == GdrCollective::kAllGather ||
+                                (collective == GdrCollective::kBroadcast && rank == root);
+        const uint64_t own_at = collective == GdrCollective::kAllGather ? rank * bytes : 0;
+        if (copies_own && !send.same_memory(recv.at(own_at))) {
+          staging.copy_on_device(send, recv, own_at, bytes, args.stream);
           own_block_copied = true;
         }
         ring = std::make_unique<GdrRing>(*gdr, args);
@@ -420,17 +469,22 @@ struct Communicator::Impl {
 
   CallRecord& begin(const char* name, DType dtype, ReduceOp op, uint64_t count, int root = -1) {
     check_comm_dtype(dtype, "dtype");
-    CallRecord rec;
-    rec.seq = history.size();
+    if (history.size() == 2 * kHistoryKept) {
+      history.erase(history.begin(), history.begin() + kHistoryKept);
+    } else if (history.capacity() < 2 * kHistoryKept) {
+      history.reserve(2 * kHistoryKept);
+    }
+    if (transport_label.empty()) transport_label = transport_name();
+    CallRecord& rec = history.emplace_back();
+    rec.seq = calls_begun++;
     rec.collective = name;
     rec.dtype = dtype;
     rec.op = op;
     rec.count = count;
     rec.root = root;
     rec.bytes = count * dtype_size(dtype);
-    rec.transport = transport_name();
-    history.push_back(rec);
-    return history.back();
+    rec.transport = transport_label;
+    return rec;
   }
 
   void check_root(int root) const {
@@ -847,6 +901,12 @@ void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_
   Timer timer;
   CallRecord& rec = impl_->begin("reduce_scatter", dtype, op, recv_count);
   const uint64_t bytes = rec.bytes, total = bytes * impl_->world;
+  if (impl_->gdr && bytes > 0 && impl_->world > 1 &&
+      impl_->gdr_collective(GdrCollective::kReduceScatter, send, recv, recv_count, dtype, op,
+                            rec)) {
+    impl_->history.back().seconds = timer.seconds();
+    return;
+  }
   std::vector<Staging::Lease> leases;
   uint8_t* in = impl_->staging.input(send, total, leases);
   uint8_t* out = impl_->staging.output(recv, bytes, leases);
@@ -884,6 +944,12 @@ void Communicator::broadcast(BufferRef send, BufferRef recv, uint64_t count, DTy
   Timer timer;
   CallRecord& rec = impl_->begin("broadcast", dtype, ReduceOp::kSum, count, root);
   const uint64_t bytes = rec.bytes;
+  if (impl_->gdr && bytes > 0 && impl_->world > 1 &&
+      impl_->gdr_collective(GdrCollective::kBroadcast, send, recv, count, dtype, ReduceOp::kSum,
+                            rec, root)) {
+    impl_->history.back().seconds = timer.seconds();
+    return;
+  }
   std::vector<Staging::Lease> leases;
   const bool is_root = impl_->rank == root;
   uint8_t* in = is_root ? impl_->staging.input(send, bytes, leases) : nullptr;

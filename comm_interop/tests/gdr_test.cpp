@@ -1,6 +1,7 @@
 // The GDR path's pieces in one process: call offers on the wire, the
 // set-up's agreement on one provider, and the ring itself between a cpu and
-// a sim device, each progressed by its own thread as two ranks' would be.
+// a sim device (all-reduce; reduce-scatter and broadcast among three), each rank
+// progressed by its own thread as ranks' would be.
 // Under mpirun: comm_process_test's CommOverGdr.
 #include "algorithms/gdr_ring.hpp"
 #include "transport/rdma/gdr_endpoint.hpp"
@@ -67,75 +68,139 @@ class GdrRingTest : public ::testing::TestWithParam<const char*> {
   }
   std::string node() const { return std::string(GetParam()) == "shm" ? "" : "127.0.0.1"; }
   Runtime runtime_;
+
+  // Runs `collective` between ranks on `devices` (one thread each, as
+  // ranks' own progress loops would), in slices of 4 KiB, and returns each
+  // rank's output. `count` is GdrRingArgs::count; rank r's input element i
+  // is input(r, i).
+  std::vector<std::vector<float>> run_ring(GdrCollective collective,
+                                           const std::vector<Device>& devices, uint64_t count,
+                                           float (*input)(int, uint64_t), int root = 0) {
+    const int n = static_cast<int>(devices.size());
+    const uint64_t in_count = collective == GdrCollective::kReduceScatter ? count * n : count;
+    const uint64_t out_count = collective == GdrCollective::kAllGather ? count * n : count;
+    std::vector<std::unique_ptr<GdrEndpoint>> endpoints;
+    std::vector<std::string> offers;
+    for (int r = 0; r < n; ++r) {
+      endpoints.push_back(std::make_unique<GdrEndpoint>(GetParam(), node()));
+      offers.push_back(endpoints[r]->offer());
+    }
+    std::vector<Buffer> send, recv;
+    send.reserve(n);  // BufferRefs point at the buffers' devices
+    recv.reserve(n);
+    std::vector<CallOffer> call(n);
+    std::vector<GdrRingArgs> args(n);
+    std::vector<std::unique_ptr<Stream>> streams;
+    for (int r = 0; r < n; ++r) {
+      endpoints[r]->connect(r, offers);
+      std::vector<float> values(in_count);
+      for (uint64_t i = 0; i < in_count; ++i) values[i] = input(r, i);
+      send.emplace_back(devices[r], in_count * 4);
+      recv.emplace_back(devices[r], out_count * 4);
+      send[r].copy_from_host(values.data(), in_count * 4);
+      streams.push_back(std::make_unique<Stream>(devices[r]));
+      GdrRingArgs& a = args[r];
+      a.collective = collective;
+      a.rank = r;
+      a.world = n;
+      a.seq = 5;
+      a.dtype = DType::kF32;
+      a.count = count;
+      a.root = root;
+      a.slice_bytes = 4096;
+      a.send = BufferRef(send[r]);
+      a.recv = BufferRef(recv[r]);
+      endpoints[r]->register_buffer(a.send, in_count * 4, &a.send_local);
+      call[r].recv = endpoints[r]->register_buffer(a.recv, out_count * 4, &a.recv_local);
+      if (collective == GdrCollective::kAllReduce)
+        a.scratch = &endpoints[r]->scratch(devices[r], count * 4, &call[r].scratch);
+      if (collective == GdrCollective::kReduceScatter)
+        a.scratch = &endpoints[r]->scratch(devices[r], 2 * in_count * 4, &call[r].scratch,
+                                           &a.scratch_local);
+      call[r].credit = endpoints[r]->credit_region();
+      call[r].eligible = true;
+      a.stream = streams[r].get();
+    }
+    std::vector<std::thread> ranks;
+    std::vector<std::string> errors(n);
+    for (int r = 0; r < n; ++r) {
+      args[r].next = call[(r + 1) % n];
+      args[r].prev = call[(r + n - 1) % n];
+      ranks.emplace_back([&, r] {
+        try {
+          GdrRing ring(*endpoints[r], args[r]);
+          bool moved = false;
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+          while (!ring.progress(&moved)) {
+            if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("timed out");
+          }
+        } catch (const std::exception& e) {
+          errors[r] = e.what();
+        }
+      });
+    }
+    for (auto& t : ranks) t.join();
+    EXPECT_EQ(errors, std::vector<std::string>(n));
+    std::vector<std::vector<float>> got(n);
+    for (int r = 0; r < n; ++r) {
+      got[r].resize(out_count);
+      recv[r].copy_to_host(got[r].data(), out_count * 4);
+      endpoints[r]->release();
+    }
+    return got;
+  }
 };
+
+float ramp(int rank, uint64_t i) { return static_cast<float>(i % 97) * (rank + 1) + 0.25f; }
 
 // Rank 0 on cpu, rank 1 on sim: 2 ranks, an odd count (chunks of unequal
 // size) in slices of 4 KiB; each ends with the bitwise-same sum.
 TEST_P(GdrRingTest, TwoRanksOnDifferentAdaptersEndWithTheSameSum) {
-  const Device devices[2] = {runtime_.device("cpu"), runtime_.device("sim.faithful")};
   const uint64_t count = 10001;
-  std::vector<std::unique_ptr<GdrEndpoint>> endpoints;
-  for (int r = 0; r < 2; ++r)
-    endpoints.push_back(std::make_unique<GdrEndpoint>(GetParam(), node()));
-  const std::vector<std::string> offers = {endpoints[0]->offer(), endpoints[1]->offer()};
-  std::vector<Buffer> send, recv;
-  send.reserve(2);  // BufferRefs point at the buffers' devices
-  recv.reserve(2);
-  std::vector<CallOffer> call(2);
-  std::vector<GdrRingArgs> args(2);
-  std::vector<std::unique_ptr<Stream>> streams;
-  for (int r = 0; r < 2; ++r) {
-    endpoints[r]->connect(r, offers);
-    std::vector<float> input(count);
-    for (uint64_t i = 0; i < count; ++i) input[i] = static_cast<float>(i % 97) * (r + 1) + 0.25f;
-    send.emplace_back(devices[r], count * 4);
-    recv.emplace_back(devices[r], count * 4);
-    send[r].copy_from_host(input.data(), count * 4);
-    streams.push_back(std::make_unique<Stream>(devices[r]));
-    GdrRingArgs& a = args[r];
-    a.rank = r;
-    a.world = 2;
-    a.seq = 5;
-    a.dtype = DType::kF32;
-    a.count = count;
-    a.slice_bytes = 4096;
-    a.send = BufferRef(send[r]);
-    a.recv = BufferRef(recv[r]);
-    endpoints[r]->register_buffer(a.send, count * 4, &a.send_local);
-    call[r].recv = endpoints[r]->register_buffer(a.recv, count * 4, &a.recv_local);
-    a.scratch = &endpoints[r]->scratch(devices[r], count * 4, &call[r].scratch);
-    call[r].credit = endpoints[r]->credit_region();
-    call[r].eligible = true;
-    a.stream = streams[r].get();
-  }
-  std::vector<std::thread> ranks;
-  std::vector<std::string> errors(2);
-  for (int r = 0; r < 2; ++r) {
-    args[r].next = args[r].prev = call[1 - r];
-    ranks.emplace_back([&, r] {
-      try {
-        GdrRing ring(*endpoints[r], args[r]);
-        bool moved = false;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (!ring.progress(&moved)) {
-          if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("timed out");
-        }
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-      }
-    });
-  }
-  for (auto& t : ranks) t.join();
-  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
-  std::vector<float> got[2];
-  for (int r = 0; r < 2; ++r) {
-    got[r].resize(count);
-    recv[r].copy_to_host(got[r].data(), count * 4);
-    endpoints[r]->release();
-  }
+  const auto got = run_ring(GdrCollective::kAllReduce,
+                            {runtime_.device("cpu"), runtime_.device("sim.faithful")}, count, ramp);
+  ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0], got[1]) << "bitwise the same on both ranks";
   for (uint64_t i = 0; i < count; ++i)
     ASSERT_EQ(got[0][i], static_cast<float>(i % 97) * 3 + 0.5f) << "element " << i;
+}
+
+// Three ranks (cpu, sim, cpu): each block's partial sum passes through a
+// rank's running sums before it lands as the owner's output; each rank
+// ends with its own block of the sum, in the ring's order of additions.
+TEST_P(GdrRingTest, ThreeRanksReduceScatterEachToItsOwnBlock) {
+  const uint64_t count = 3001;  // per rank: slices of unequal size
+  const auto got =
+      run_ring(GdrCollective::kReduceScatter,
+               {runtime_.device("cpu"), runtime_.device("sim.faithful"), runtime_.device("cpu")},
+               count, ramp);
+  ASSERT_EQ(got.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t at = r * count + i;
+      // Block r starts at rank r + 1 and is added along the ring up to rank r.
+      float sum = ramp((r + 1) % 3, at);
+      sum = ramp((r + 2) % 3, at) + sum;
+      sum = ramp(r, at) + sum;
+      ASSERT_EQ(got[r][i], sum) << "rank " << r << " element " << i;
+    }
+  }
+}
+
+// Three ranks, root 1: the chain runs 1 -> 2 -> 0, rank 2 writing each
+// slice on as it lands; every rank ends with the root's input.
+TEST_P(GdrRingTest, ThreeRanksBroadcastFromTheMiddleRank) {
+  const uint64_t count = 5003;
+  const auto got = run_ring(
+      GdrCollective::kBroadcast,
+      {runtime_.device("sim.faithful"), runtime_.device("cpu"), runtime_.device("sim.faithful")},
+      count, ramp, /*root=*/1);
+  ASSERT_EQ(got.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    if (r == 1) continue;  // the root's output is the communicator's copy, not the ring's
+    for (uint64_t i = 0; i < count; ++i)
+      ASSERT_EQ(got[r][i], ramp(1, i)) << "rank " << r << " element " << i;
+  }
 }
 
 // A remote write whose notice belongs to no step of the call (another

@@ -25,6 +25,10 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 GdrRing::GdrRing(GdrEndpoint& endpoint, GdrRingArgs args)
     : endpoint_(endpoint), a_(std::move(args)) {
   const bool reduce = a_.collective == GdrCollective::kAllReduce;
+  scatters_ =
+      a_.collective == GdrCollective::kAllReduce || a_.collective == GdrCollective::kReduceScatter;
+  gathers_ = a_.collective != GdrCollective::kReduceScatter;
+  shift_ = a_.collective == GdrCollective::kReduceScatter ? 1 : 0;
   if (a_.world < 2 || a_.world > kMaxWorld || a_.count == 0 ||
       (reduce && a_.count < static_cast<uint64_t>(a_.world)))
     throw_error(StatusCode::kInternal,
@@ -38,13 +42,15 @@ GdrRing::GdrRing(GdrEndpoint& endpoint, GdrRingArgs args)
       (base * element_ + a_.slice_bytes - 1) / std::max<uint64_t>(a_.slice_bytes, 1);
   slices_ =
       static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, std::min<uint64_t>(kMaxSlices, base)));
-  writes_per_phase_ = static_cast<uint64_t>(a_.world - 1) * slices_;
+  // A broadcast's one chunk moves one step along the chain.
+  const bool broadcast = a_.collective == GdrCollective::kBroadcast;
+  writes_per_phase_ = broadcast ? slices_ : static_cast<uint64_t>(a_.world - 1) * slices_;
   scatter_arrived_.assign(writes_per_phase_, false);
   gather_arrived_.assign(writes_per_phase_, false);
-  if (!reduce) {  // nothing to scatter, and no credit to wait for
-    scatter_posted_ = scatter_added_ = writes_per_phase_;
-    credit_posted_ = credit_arrived_ = true;
-  }
+  if (!scatters_) scatter_posted_ = scatter_added_ = writes_per_phase_;
+  if (!gathers_) gather_posted_ = writes_per_phase_;
+  // The credit guards an all-reduce's output between its two phases.
+  if (!reduce) credit_posted_ = credit_arrived_ = true;
 }
 
 GdrRing::~GdrRing() {
@@ -113,12 +119,14 @@ bool GdrRing::post_data(Kind kind, uint64_t index) {
   const int p = a_.rank, n = a_.world;
   const bool scatter = kind == kScatterData, reduce = a_.collective == GdrCollective::kAllReduce;
   // All-reduce: the reduce-scatter sends chunk p - s, the all-gather p + 1 - s (final
-  // after the reduce-scatter); all-gather: block p - s.
-  const int chunk = mod(p - step + (scatter || !reduce ? 0 : 1), n);
+  // after the reduce-scatter); reduce-scatter: block p - s - 1; all-gather: block p - s.
+  const int chunk = mod(p - step - shift_ + (scatter || !reduce ? 0 : 1), n);
   const auto [first, count] = slice_of(chunk, slice);
   const uint8_t* from = static_cast<const uint8_t*>(a_.recv_local) + first * element_;
-  if (step == 0 && (scatter || !reduce)) {  // this rank's own input
-    const uint64_t own_first = reduce ? 0 : static_cast<uint64_t>(p) * a_.count;
+  if (scatter && step > 0 && !reduce)  // reduce-scatter: the running sum
+    from = static_cast<const uint8_t*>(a_.scratch_local) + running_sums_offset() + first * element_;
+  if (step == 0 && scatters_ == scatter) {  // this rank's own input
+    const uint64_t own_first = scatters_ ? 0 : static_cast<uint64_t>(p) * a_.count;
     from = static_cast<const uint8_t*>(a_.send_local) + (first - own_first) * element_;
   }
   return post(from, count * element_, scatter ? a_.next.scratch : a_.next.recv, first * element_,
@@ -133,16 +141,44 @@ void GdrRing::add_slice(int chunk, uint32_t slice) {
   const TensorView in(*a_.send.device(), a_.send.memory(), a_.dtype, {n}, {1},
                       a_.send.offset() + at);
   const TensorView partial(*a_.scratch, a_.dtype, {n}, {1}, at);
-  const TensorView out(device, a_.recv.memory(), a_.dtype, {n}, {1}, a_.recv.offset() + at);
   static const polychip_op_attrs attrs = default_attrs(*find_op("add"));
-  device.runtime().dispatcher().call("add", {in, partial, out}, attrs, *a_.stream);
+  if (a_.collective == GdrCollective::kReduceScatter && chunk != a_.rank) {
+    const TensorView sums(*a_.scratch, a_.dtype, {n}, {1}, running_sums_offset() + at);
+    device.runtime().dispatcher().call("add", {in, partial, sums}, attrs, *a_.stream);
+  } else {
+    // The output: an all-reduce's whole, or a reduce-scatter's own block.
+    const uint64_t own = a_.collective == GdrCollective::kReduceScatter
+                             ? static_cast<uint64_t>(chunk) * a_.count * element_
+                             : 0;
+    const TensorView out(device, a_.recv.memory(), a_.dtype, {n}, {1}, a_.recv.offset() + at - own);
+    device.runtime().dispatcher().call("add", {in, partial, out}, attrs, *a_.stream);
+  }
   // The NIC reads this slice next: the kernel must be done.
   a_.stream->synchronize();
+}
+
+bool GdrRing::progress_broadcast(bool* moved) {
+  const int position = mod(a_.rank - a_.root, a_.world);  // along the chain
+  const bool root = position == 0, last = position == a_.world - 1;
+  const uint64_t all = slices_;
+  while (!last && gather_posted_ < all && (root || gather_arrived_[gather_posted_])) {
+    const auto slice = static_cast<uint32_t>(gather_posted_);
+    const auto [first, count] = slice_of(0, slice);
+    const void* from =
+        static_cast<const uint8_t*>(root ? a_.send_local : a_.recv_local) + first * element_;
+    if (!post(from, count * element_, a_.next.recv, first * element_, kGatherData, 0, slice)) break;
+    ++gather_posted_;
+    *moved = true;
+  }
+  for (uint64_t i = 0; !root && i < all; ++i)
+    if (!gather_arrived_[i]) return false;
+  return (last || gather_posted_ == all) && writes_done();
 }
 
 bool GdrRing::progress(bool* moved) {
   take_notices();
   writes_done();
+  if (a_.collective == GdrCollective::kBroadcast) return progress_broadcast(moved);
   const uint64_t all = writes_per_phase_, slices = slices_;
   // Reduce-scatter: a slice goes on once the step before added it here.
   while (scatter_posted_ < all &&
@@ -153,11 +189,13 @@ bool GdrRing::progress(bool* moved) {
   }
   while (scatter_added_ < all && scatter_arrived_[scatter_added_]) {
     const auto step = static_cast<int>(scatter_added_ / slices);
-    add_slice(mod(a_.rank - step - 1, a_.world), static_cast<uint32_t>(scatter_added_ % slices));
+    add_slice(mod(a_.rank - step - 1 - shift_, a_.world),
+              static_cast<uint32_t>(scatter_added_ % slices));
     ++scatter_added_;
     *moved = true;
   }
   const bool scattered = scatter_added_ == all && scatter_posted_ == all;
+  if (!gathers_) return scattered && writes_done();
   // Prev may overwrite this rank's output only once nothing here reads it
   // for the reduce-scatter any more (the writes posted from it).
   if (scattered && !credit_posted_ && writes_done()) {

@@ -11,9 +11,19 @@
 //     all-gather writes may land in this rank's output.
 //   all-gather, step s = 0 .. n-2: write final chunk (p + 1 - s) into
 //     next's output, after next's credit (s = 0) or prev's step s - 1.
+// Reduce-scatter (block r of the output is rank r's): the reduce-scatter
+//   phase alone, shifted by one block so that the chunk a rank adds last is
+//   its own: step s writes block (p - s - 1) (from the input at s = 0, else
+//   from the running sums) into next's scratch; the add of block (p - s - 2)
+//   goes into the running sums (the second half of the scratch), the last
+//   one, block p, into the output. No credit: the next call's offers, which
+//   every rank sends only once this call is over here, guard the scratch.
 // All-gather (block r of the output is rank r's input): the all-gather
 //   phase alone, block (p - s) at step s, from the input at s = 0; prev
 //   writes only blocks this rank does not write itself, so no credit.
+// Broadcast: a chain from the root along the ring: the root writes its
+//   input slice by slice into next's output; every other rank but the last
+//   (root - 1) writes each slice on into its next's as soon as it landed.
 //
 // Each chunk moves in slices of about `slice_bytes` (at most 256 per chunk,
 // which also keeps every write under a provider's message-size limit): a
@@ -38,22 +48,26 @@
 
 namespace polychip::comm {
 
-enum class GdrCollective { kAllReduce, kAllGather };
+enum class GdrCollective { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
 
 struct GdrRingArgs {
   GdrCollective collective = GdrCollective::kAllReduce;
   int rank = 0, world = 1;
   uint64_t seq = 0;  // the collective's sequence number (checks every notice)
   DType dtype = DType::kF32;
-  uint64_t count = 0;  // elements: all-reduce >= world; all-gather per rank, >= 1
+  uint64_t count = 0;  // elements: all-reduce >= world; the others per rank, >= 1
+  int root = 0;        // broadcast
   uint64_t slice_bytes = 1 << 20;
   BufferRef send{static_cast<void*>(nullptr)}, recv{static_cast<void*>(nullptr)};
   void* send_local = nullptr;  // registered addresses of send and recv
   void* recv_local = nullptr;
-  const Buffer* scratch = nullptr;  // all-reduce: this rank's, >= count elements
-  CallOffer next;                   // where this rank writes data
-  CallOffer prev;                   // where it writes its credit
-  const Stream* stream = nullptr;   // the device's, for the add kernel
+  // All-reduce: this rank's, >= count elements; reduce-scatter: 2 * world *
+  // count (incoming blocks, then running sums), read locally at scratch_local.
+  const Buffer* scratch = nullptr;
+  void* scratch_local = nullptr;
+  CallOffer next;                  // where this rank writes data
+  CallOffer prev;                  // where it writes its credit
+  const Stream* stream = nullptr;  // the device's, for the add kernel
 };
 
 class GdrRing {
@@ -78,11 +92,18 @@ class GdrRing {
   // Slice `slice` of chunk `chunk`: first element and count.
   std::pair<uint64_t, uint64_t> slice_of(int chunk, uint32_t slice) const;
   void add_slice(int chunk, uint32_t slice);
+  // Reduce-scatter: where the running sums start in the scratch.
+  uint64_t running_sums_offset() const {
+    return static_cast<uint64_t>(a_.world) * a_.count * element_;
+  }
   // Posts the data write number `index` (step * slices + slice) of a phase.
   bool post_data(Kind kind, uint64_t index);
+  bool progress_broadcast(bool* moved);
 
   GdrEndpoint& endpoint_;
   GdrRingArgs a_;
+  bool scatters_ = false, gathers_ = false;  // which phases the collective has
+  int shift_ = 0;  // reduce-scatter: blocks move one rank later than all-reduce's chunks
   size_t element_ = 0;
   int next_ = 0, prev_ = 0;
   uint32_t slices_ = 1;            // per chunk

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -41,8 +42,25 @@ constexpr uint64_t kSpinPlanBytes = 256 * 1024;
 // RDMA lanes cannot be woken by a doorbell: a rank keeps polling them this
 // long after they last moved, then looks every millisecond.
 constexpr int kRdmaSpinMicros = 2000;
+// A spinning rank reads the clock once every this many looks.
+constexpr unsigned kLooksPerClockRead = 16;
 // How long a rank that timed out waits for its peers to say where they wait.
 constexpr double kAskPeersSeconds = 1.0;
+
+// Tells the core this is a spin loop (lets a sibling hyperthread run).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// CPUs this process may run on.
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
 
 }  // namespace
 
@@ -106,6 +124,10 @@ Transport::Transport(int rank, std::vector<PeerInfo> peers, Fd listener,
   const Deadline deadline(options_.timeout_seconds, options_.setup_cancelled);
   setup_shared_memory(deadline);
   setup_rdma(deadline);  // also without RDMA: the peers' offers must be answered
+  int ranks_here = 1;
+  for (size_t r = 0; r < peers_.size(); ++r)
+    ranks_here += static_cast<int>(r) != rank_ && peers_[r].host == peers_[rank_].host;
+  spin_yields_ = ranks_here > usable_cpus();
 }
 
 Transport::~Transport() {
@@ -492,13 +514,26 @@ bool Transport::pump_lanes() {
   return lane_bytes_moved_ != before || progressed;
 }
 
-bool Transport::spin_lanes() {
+template <typename Look>
+bool Transport::spin(Look&& look) {
   const Clock::time_point until = Clock::now() + std::chrono::microseconds(kSpinMicros);
-  while (Clock::now() < until) {
-    std::this_thread::yield();  // lets a peer sharing this core run
-    if (pump_lanes()) return true;
+  for (unsigned looks = 1;; ++looks) {
+    // With a core per rank, a peer's bytes land within a cache miss: a
+    // sched_yield() per look would add a syscall to every answer. Ranks
+    // that share cores yield, so the peer they wait for can run.
+    if (spin_yields_) {
+      std::this_thread::yield();
+    } else {
+      cpu_relax();
+    }
+    if (look()) return true;
+    if (looks % kLooksPerClockRead == 0 && (Clock::now() >= until || abort_requested_))
+      return false;
   }
-  return false;
+}
+
+bool Transport::spin_lanes() {
+  return spin([this] { return pump_lanes(); });
 }
 
 bool Transport::arm_lanes() {
@@ -968,8 +1003,8 @@ void Transport::run(Plan& plan) {
         if (start_frame(*c)) handle_readable(*c);
       }
     }
-    std::vector<pollfd> fds;
-    std::vector<Connection*> polled;
+    std::vector<pollfd>& fds = poll_fds_;
+    std::vector<Connection*>& polled = polled_;
     Clock::time_point lanes_moved_at = Clock::now();
     uint64_t plan_bytes = 0;
     for (const Task& t : tasks) plan_bytes += t.bytes;
@@ -1034,11 +1069,10 @@ void Transport::run(Plan& plan) {
         // microseconds, and waking from a blocking poll() costs more than
         // that. (A big plan's waits are for the kernel to move bytes, which
         // spinning beside it only slows.)
-        const Clock::time_point until = Clock::now() + std::chrono::microseconds(kSpinMicros);
-        while (rc == 0 && Clock::now() < until && !abort_requested_) {
-          std::this_thread::yield();  // lets a peer sharing this core run
+        spin([&] {
           rc = ::poll(fds.data(), fds.size(), 0);
-        }
+          return rc != 0;
+        });
         if (rc == 0) rc = ::poll(fds.data(), fds.size(), timeout_ms);
       }
       if (rc < 0 && errno != EINTR) {

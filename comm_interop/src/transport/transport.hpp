@@ -8,6 +8,7 @@
 // at once; a peer that hangs hits the deadline.
 #pragma once
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -116,6 +117,9 @@ class Transport {
   void flush_control(Connection& c);
   // Moves what it can on every shared-memory link; true when bytes moved.
   bool pump_lanes();
+  // Calls `look` until it returns true (then true) or kSpinMicros pass.
+  template <typename Look>
+  bool spin(Look&& look);
   // Polls the rings for a short while before sleeping; true when bytes moved.
   bool spin_lanes();
   // Arms the wake-up flags before sleeping; false when a link has work now.
@@ -151,6 +155,8 @@ class Transport {
   std::vector<std::unique_ptr<Connection>> lanes_;
   std::vector<std::string> link_of_peer_;
   bool lanes_wake_by_doorbell_ = true;
+  // More ranks on this host than CPUs: spinning yields the core.
+  bool spin_yields_ = true;
   std::vector<Connection*> lane_of_peer_;  // nullptr: the peer is reached over TCP
   uint64_t lane_bytes_moved_ = 0;
   int refused_connections_ = 0;
@@ -165,6 +171,8 @@ class Transport {
   Plan* plan_ = nullptr;
   Deadline deadline_{0};
   size_t remaining_ = 0;
+  std::vector<pollfd> poll_fds_;  // reused by every run
+  std::vector<Connection*> polled_;
   std::unordered_map<Key, int, KeyHash> receives_;
   // The timeout's job-wide view: peers' answers and whom this rank told.
   std::vector<WaitState> peer_waits_;

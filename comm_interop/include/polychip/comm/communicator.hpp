@@ -79,7 +79,9 @@ class Communicator {
   // their timeout).
   void abort(const std::string& reason = "abort requested");
 
-  // What the last call (and every call so far) did: algorithm, path, transport.
+  // What the last call did: algorithm, path, transport. call_history()
+  // holds the most recent calls, oldest first: at least the last 1024 (the
+  // seq of each says where it stands among all calls).
   const CallRecord& last_call() const;
   const std::vector<CallRecord>& call_history() const;
 

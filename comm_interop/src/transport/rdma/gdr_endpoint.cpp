@@ -141,7 +141,8 @@ void GdrEndpoint::release() {
   call_registrations_.clear();
 }
 
-const Buffer& GdrEndpoint::scratch(const Device& device, uint64_t bytes, RemoteRegion* region) {
+const Buffer& GdrEndpoint::scratch(const Device& device, uint64_t bytes, RemoteRegion* region,
+                                   void** local) {
   Scratch& s = scratch_[{&device.api(), device.index()}];
   if (s.buffer.size() < bytes) {
     if (s.address) fabric_->deregister_memory(s.address, s.region.size);
@@ -152,6 +153,7 @@ const Buffer& GdrEndpoint::scratch(const Device& device, uint64_t bytes, RemoteR
     s.region = fabric_->register_memory(m.address, bytes, m.interface, m.device_ordinal);
   }
   *region = s.region;
+  if (local) *local = s.address;
   return s.buffer;
 }
 

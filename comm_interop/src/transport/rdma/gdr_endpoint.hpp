@@ -66,8 +66,10 @@ class GdrEndpoint {
   // Ends this call's registrations of user buffers (they may be freed).
   void release();
   // A device buffer of at least `bytes` for incoming partial sums, kept
-  // registered between calls.
-  const Buffer& scratch(const Device& device, uint64_t bytes, RemoteRegion* region);
+  // registered between calls; `local` (if not null): the address a local
+  // write reads it at.
+  const Buffer& scratch(const Device& device, uint64_t bytes, RemoteRegion* region,
+                        void** local = nullptr);
   RemoteRegion credit_region() const { return credit_region_; }
   // 8 registered bytes a credit write is sent from.
   const void* credit_source() const { return &credit_[1]; }
