@@ -928,6 +928,23 @@ TEST(Communicator, ChecksumModeRunsAndBadArgumentsAreNamed) {
   }
 }
 
+// A training job makes millions of calls: the history keeps the latest
+// (at least 1024) with their place among all calls, not every one.
+TEST(Communicator, CallHistoryKeepsTheLatestCallsWithTheirSequenceNumbers) {
+  with_threads(2, [](Communicator& comm) {
+    float x = 1.0f, y = 0.0f;
+    for (int i = 0; i < 5000; ++i) comm.all_reduce(&x, &y, 1, DType::kF32, ReduceOp::kSum);
+    comm.broadcast(&x, &y, 1, DType::kF32, 1);
+    const std::vector<CallRecord>& history = comm.call_history();
+    EXPECT_GE(history.size(), 1024u);
+    EXPECT_LE(history.size(), 2048u);
+    EXPECT_EQ(history.back().seq, 5000u);
+    EXPECT_EQ(history.back().collective, "broadcast");
+    EXPECT_EQ(comm.last_call().root, 1);
+    for (size_t i = 1; i < history.size(); ++i) ASSERT_EQ(history[i].seq, history[i - 1].seq + 1);
+  });
+}
+
 TEST(CApi, SingleRankAllReduceAndNamedErrors) {
   polychip_comm_unique_id id;
   ASSERT_EQ(polychip_comm_get_unique_id(&id), POLYCHIP_OK) << polychip_comm_last_error();
