@@ -125,8 +125,12 @@ ToleranceJustification justified_rtol(const LossEnvelope& envelope) {
   return j;
 }
 
+double step1_grad_rtol(const std::string& precision) {
+  return precision == "bf16" ? kStep1GradRtolBf16 : kStep1GradRtol;
+}
+
 Step1Diagnosis diagnose_step1(const std::vector<std::pair<std::string, double>>& reference,
-                              const std::vector<std::pair<std::string, double>>& run) {
+                              const std::vector<std::pair<std::string, double>>& run, double rtol) {
   if (reference.size() != run.size())
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("step-1 diagnosis: {} reference tensors, {} run tensors",
@@ -145,20 +149,20 @@ Step1Diagnosis diagnose_step1(const std::vector<std::pair<std::string, double>>&
       d.worst = name;
       d.worst_relative = relative;
     }
-    if (!(diff <= kStep1GradAtol + kStep1GradRtol * std::fabs(ref)) && !d.first_out) {
+    if (!(diff <= kStep1GradAtol + rtol * std::fabs(ref)) && !d.first_out) {
       d.first_out = name;
       d.pass = false;
       d.summary = fmt::format(
           "step 1: the gradient of {} is the first out of bounds (L2 norm {:.9g}, reference "
           "{:.9g}: {:.3g} relative, limit {:g})",
-          name, got, ref, relative, kStep1GradRtol);
+          name, got, ref, relative, rtol);
     }
   }
   if (d.pass)
     d.summary = fmt::format(
         "step 1: every parameter's gradient within {:g} relative (worst {} at "
         "{:.3g})",
-        kStep1GradRtol, d.worst, d.worst_relative);
+        rtol, d.worst, d.worst_relative);
   return d;
 }
 

@@ -144,14 +144,15 @@ conformance::AdapterRun certify_device(const std::string& target,
   // The step-1 diagnosis needs a trace's per-tensor gradient norms.
   if (!reference.trace) return run;
 
+  const double step1_rtol = step1_grad_rtol(reference.trace->precision);
   const Step1Diagnosis diagnosis =
-      diagnose_step1(reference.trace->step1_grad_norms, trace.step1_grad_norms);
-  run.records.push_back(
-      case_record(target, base + "/step1_gradients", diagnosis.pass, diagnosis.summary,
-                  {{"first_out_of_bounds", diagnosis.first_out.value_or("")},
-                   {"worst_tensor", diagnosis.worst},
-                   {"worst_relative", diagnosis.worst_relative}},
-                  {{"rtol", kStep1GradRtol}, {"atol", kStep1GradAtol}}, repro, 0));
+      diagnose_step1(reference.trace->step1_grad_norms, trace.step1_grad_norms, step1_rtol);
+  run.records.push_back(case_record(target, base + "/step1_gradients", diagnosis.pass,
+                                    diagnosis.summary,
+                                    {{"first_out_of_bounds", diagnosis.first_out.value_or("")},
+                                     {"worst_tensor", diagnosis.worst},
+                                     {"worst_relative", diagnosis.worst_relative}},
+                                    {{"rtol", step1_rtol}, {"atol", kStep1GradAtol}}, repro, 0));
   return run;
 }
 

@@ -244,9 +244,6 @@ struct Communicator::Impl {
     }
   }
 
-  // Why the call itself cannot take the GDR path, from what every rank's
-  // call has in common (its signature): every rank decides alike, with no
-  // offers exchanged. Empty when it can.
   static const char* gdr_collective_name(GdrCollective collective) {
     switch (collective) {
       case GdrCollective::kAllReduce:
@@ -257,8 +254,23 @@ struct Communicator::Impl {
         return "all_gather";
       case GdrCollective::kBroadcast:
         return "broadcast";
+      case GdrCollective::kReduce:
+        return "reduce";
     }
     return "?";
+  }
+  static bool gdr_sums(GdrCollective c) {
+    return c == GdrCollective::kAllReduce || c == GdrCollective::kReduceScatter ||
+           c == GdrCollective::kReduce;
+  }
+  // Which of its buffers a rank touches: a broadcast's ranks but the root
+  // give no input, a reduce's ranks but the root get no output.
+  struct GdrRoles {
+    bool reads_send = true, writes_recv = true;
+  };
+  GdrRoles gdr_roles(GdrCollective c, int root) const {
+    return {c != GdrCollective::kBroadcast || rank == root,
+            c != GdrCollective::kReduce || rank == root};
   }
   // The bytes of send and recv a GDR call registers, from its per-rank `bytes`.
   std::pair<uint64_t, uint64_t> gdr_buffer_bytes(GdrCollective collective, uint64_t bytes) const {
@@ -270,15 +282,18 @@ struct Communicator::Impl {
       case GdrCollective::kAllGather:
         return {bytes, bytes * world};
       case GdrCollective::kBroadcast:
+      case GdrCollective::kReduce:
         return {bytes, bytes};
     }
     return {0, 0};
   }
 
+  // Why the call itself cannot take the GDR path, from what every rank's
+  // call has in common (its signature): every rank decides alike, with no
+  // offers exchanged. Empty when it can.
   std::string gdr_why_not_call(GdrCollective collective, uint64_t count, DType dtype,
                                ReduceOp op) const {
-    const bool reduce =
-        collective == GdrCollective::kAllReduce || collective == GdrCollective::kReduceScatter;
+    const bool reduce = gdr_sums(collective);
     if (reduce && op != ReduceOp::kSum)
       return "op " + std::string(reduce_op_name(op)) + " (GDR: sum)";
     if (reduce && dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16 &&
@@ -294,36 +309,35 @@ struct Communicator::Impl {
   }
 
   // Empty when this rank's buffers can take the GDR path.
-  // `reads_send`: false where send is not this rank's to give (a
-  // broadcast's ranks but the root).
   std::string gdr_why_not(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
-                          uint64_t count, DType dtype, bool reads_send) {
-    const bool reduce =
-        collective == GdrCollective::kAllReduce || collective == GdrCollective::kReduceScatter;
-    if (!recv.on_device()) return "recv is not device memory";
-    if (reads_send && (!send.on_device() || !(*send.device() == *recv.device())))
+                          uint64_t count, DType dtype, GdrRoles roles) {
+    if (roles.reads_send && !send.on_device()) return "send is not device memory";
+    if (roles.writes_recv && !recv.on_device()) return "recv is not device memory";
+    if (roles.reads_send && roles.writes_recv && !(*send.device() == *recv.device()))
       return "send and recv are not memory of one device";
-    const Device& device = *recv.device();
-    if (reduce && !device.runtime().dispatcher().has_kernel(device, "add", {dtype, dtype, dtype}))
+    const Device& device = roles.reads_send ? *send.device() : *recv.device();
+    if (gdr_sums(collective) &&
+        !device.runtime().dispatcher().has_kernel(device, "add", {dtype, dtype, dtype}))
       return device.label() + " has no add kernel for " + std::string(dtype_name(dtype));
     const auto [send_bytes, recv_bytes] = gdr_buffer_bytes(collective, count * dtype_size(dtype));
-    std::string why = reads_send ? gdr->why_not_registrable(send, send_bytes) : "";
-    return why.empty() ? gdr->why_not_registrable(recv, recv_bytes) : why;
+    std::string why = roles.reads_send ? gdr->why_not_registrable(send, send_bytes) : "";
+    if (why.empty() && roles.writes_recv) why = gdr->why_not_registrable(recv, recv_bytes);
+    return why;
   }
 
-  // An all-reduce, reduce-scatter, all-gather or broadcast on the GDR path. Every rank first hands
-  // every other its call offer; if any rank cannot take the path, every
+  // A collective on the GDR path (all but all-to-all and send/recv). Every
+  // rank first hands every other its call offer; if any rank cannot take the path, every
   // rank returns false and the call takes the host path (under its next
   // sequence number).
   bool gdr_collective(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
                       uint64_t count, DType dtype, ReduceOp op, CallRecord& rec, int root = -1) {
-    const bool reduce = collective == GdrCollective::kAllReduce;
     const char* name = gdr_collective_name(collective);
     const uint64_t bytes = count * dtype_size(dtype);
     const auto [send_bytes, recv_bytes] = gdr_buffer_bytes(collective, bytes);
-    const bool reads_send = collective != GdrCollective::kBroadcast || rank == root;
+    const GdrRoles roles = gdr_roles(collective, root);
     // Calls on host memory are no GDR candidates: nothing to tell.
-    const bool candidate = (reads_send && send.on_device()) || recv.on_device();
+    const bool candidate =
+        (roles.reads_send && send.on_device()) || (roles.writes_recv && recv.on_device());
     std::string why = gdr_why_not_call(collective, count, dtype, op);
     if (!why.empty()) {
       if (config.path == "gdr" && candidate && gdr_reasons_told.insert(why).second)
@@ -331,17 +345,23 @@ struct Communicator::Impl {
                      name, why.c_str());
       return false;
     }
-    why = gdr_why_not(collective, send, recv, count, dtype, reads_send);
+    why = gdr_why_not(collective, send, recv, count, dtype, roles);
+    // The device this rank's part of the call runs on.
+    const Device* device = !why.empty()       ? nullptr
+                           : roles.reads_send ? send.device()
+                                              : recv.device();
     CallOffer mine;
     GdrRingArgs args;
     if (why.empty()) {
       try {
-        if (reads_send) gdr->register_buffer(send, send_bytes, &args.send_local);
-        mine.recv = gdr->register_buffer(recv, recv_bytes, &args.recv_local);
-        if (reduce) args.scratch = &gdr->scratch(*recv.device(), bytes, &mine.scratch);
-        if (collective == GdrCollective::kReduceScatter)
-          args.scratch =
-              &gdr->scratch(*recv.device(), 2 * send_bytes, &mine.scratch, &args.scratch_local);
+        if (roles.reads_send) gdr->register_buffer(send, send_bytes, &args.send_local);
+        if (roles.writes_recv) mine.recv = gdr->register_buffer(recv, recv_bytes, &args.recv_local);
+        // Partial sums land in the scratch: an all-reduce's chunks, then
+        // (reduce-scatter, reduce) as much again for the running sums.
+        if (collective == GdrCollective::kAllReduce)
+          args.scratch = &gdr->scratch(*device, bytes, &mine.scratch);
+        if (collective == GdrCollective::kReduceScatter || collective == GdrCollective::kReduce)
+          args.scratch = &gdr->scratch(*device, 2 * send_bytes, &mine.scratch, &args.scratch_local);
         mine.credit = gdr->credit_region();
         mine.eligible = true;
       } catch (const Error& e) {
@@ -384,7 +404,7 @@ struct Communicator::Impl {
         args.recv = recv;
         args.next = all[(rank + 1) % world];
         args.prev = all[(rank + world - 1) % world];
-        args.stream = &staging.stream_for(*recv.device());
+        args.stream = &staging.stream_for(*device);
         // This rank's own block (an all-gather's; a broadcast root's whole
         // output): a copy on the device, beside the ring.
         const bool copies_own = collective == GdrCollective::kAllGather ||
@@ -985,6 +1005,11 @@ void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType 
   impl_->check_root(root);
   Timer timer;
   CallRecord& rec = impl_->begin("reduce", dtype, op, count, root);
+  if (impl_->gdr && rec.bytes > 0 && impl_->world > 1 &&
+      impl_->gdr_collective(GdrCollective::kReduce, send, recv, count, dtype, op, rec, root)) {
+    impl_->history.back().seconds = timer.seconds();
+    return;
+  }
   const uint64_t bytes = rec.bytes;
   std::vector<Staging::Lease> leases;
   const bool is_root = impl_->rank == root;

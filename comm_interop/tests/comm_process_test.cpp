@@ -322,8 +322,11 @@ TEST(CommFaults, AbortReachesEveryRank) {
   EXPECT_GE(with_reason, 1);
 }
 
+// The timeout leaves room for a slow start: rank 1 must reach the store
+// (adapters loaded) before rank 0 gives up waiting for it (4 s was seen too
+// short beside other tests under ctest -j2).
 TEST(CommFaults, WrongSecretIsRefused) {
-  FaultRun r = run_fault("sweep", 2, "4",
+  FaultRun r = run_fault("sweep", 2, "8",
                          {{}, {{"POLYCHIP_COMM_SECRET", "00112233445566778899aabbccddeeff"}}});
   EXPECT_NE(r.code, 0);
   // Both sides say why: the refused rank, and the rank whose store refused it.

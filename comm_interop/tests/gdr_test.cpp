@@ -1,7 +1,7 @@
 // The GDR path's pieces in one process: call offers on the wire, the
 // set-up's agreement on one provider, and the ring itself between a cpu and
-// a sim device (all-reduce; reduce-scatter and broadcast among three), each rank
-// progressed by its own thread as ranks' would be.
+// a sim device (all-reduce; reduce-scatter, broadcast and reduce among
+// three), each rank progressed by its own thread as ranks' would be.
 // Under mpirun: comm_process_test's CommOverGdr.
 #include "algorithms/gdr_ring.hpp"
 #include "transport/rdma/gdr_endpoint.hpp"
@@ -114,7 +114,7 @@ class GdrRingTest : public ::testing::TestWithParam<const char*> {
       call[r].recv = endpoints[r]->register_buffer(a.recv, out_count * 4, &a.recv_local);
       if (collective == GdrCollective::kAllReduce)
         a.scratch = &endpoints[r]->scratch(devices[r], count * 4, &call[r].scratch);
-      if (collective == GdrCollective::kReduceScatter)
+      if (collective == GdrCollective::kReduceScatter || collective == GdrCollective::kReduce)
         a.scratch = &endpoints[r]->scratch(devices[r], 2 * in_count * 4, &call[r].scratch,
                                            &a.scratch_local);
       call[r].credit = endpoints[r]->credit_region();
@@ -201,6 +201,20 @@ TEST_P(GdrRingTest, ThreeRanksBroadcastFromTheMiddleRank) {
     for (uint64_t i = 0; i < count; ++i)
       ASSERT_EQ(got[r][i], ramp(1, i)) << "rank " << r << " element " << i;
   }
+}
+
+// Three ranks, root 0: the chain runs 1 -> 2 -> 0, rank 2 adding its input
+// to each slice (into its running sums) before writing it on, the root
+// adding its own into the output.
+TEST_P(GdrRingTest, ThreeRanksReduceToTheFirstRank) {
+  const uint64_t count = 4099;
+  const auto got = run_ring(
+      GdrCollective::kReduce,
+      {runtime_.device("cpu"), runtime_.device("sim.faithful"), runtime_.device("sim.faithful")},
+      count, ramp, /*root=*/0);
+  ASSERT_EQ(got.size(), 3u);
+  for (uint64_t i = 0; i < count; ++i)
+    ASSERT_EQ(got[0][i], ramp(0, i) + (ramp(2, i) + ramp(1, i))) << "element " << i;
 }
 
 // A remote write whose notice belongs to no step of the call (another

@@ -25,9 +25,12 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 GdrRing::GdrRing(GdrEndpoint& endpoint, GdrRingArgs args)
     : endpoint_(endpoint), a_(std::move(args)) {
   const bool reduce = a_.collective == GdrCollective::kAllReduce;
-  scatters_ =
-      a_.collective == GdrCollective::kAllReduce || a_.collective == GdrCollective::kReduceScatter;
-  gathers_ = a_.collective != GdrCollective::kReduceScatter;
+  scatters_ = a_.collective == GdrCollective::kAllReduce ||
+              a_.collective == GdrCollective::kReduceScatter ||
+              a_.collective == GdrCollective::kReduce;
+  gathers_ = a_.collective == GdrCollective::kAllReduce ||
+             a_.collective == GdrCollective::kAllGather ||
+             a_.collective == GdrCollective::kBroadcast;
   shift_ = a_.collective == GdrCollective::kReduceScatter ? 1 : 0;
   if (a_.world < 2 || a_.world > kMaxWorld || a_.count == 0 ||
       (reduce && a_.count < static_cast<uint64_t>(a_.world)))
@@ -42,9 +45,10 @@ GdrRing::GdrRing(GdrEndpoint& endpoint, GdrRingArgs args)
       (base * element_ + a_.slice_bytes - 1) / std::max<uint64_t>(a_.slice_bytes, 1);
   slices_ =
       static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, std::min<uint64_t>(kMaxSlices, base)));
-  // A broadcast's one chunk moves one step along the chain.
-  const bool broadcast = a_.collective == GdrCollective::kBroadcast;
-  writes_per_phase_ = broadcast ? slices_ : static_cast<uint64_t>(a_.world - 1) * slices_;
+  // A chain's one chunk moves one step from each rank.
+  const bool chain =
+      a_.collective == GdrCollective::kBroadcast || a_.collective == GdrCollective::kReduce;
+  writes_per_phase_ = chain ? slices_ : static_cast<uint64_t>(a_.world - 1) * slices_;
   scatter_arrived_.assign(writes_per_phase_, false);
   gather_arrived_.assign(writes_per_phase_, false);
   if (!scatters_) scatter_posted_ = scatter_added_ = writes_per_phase_;
@@ -133,8 +137,8 @@ bool GdrRing::post_data(Kind kind, uint64_t index) {
               kind, static_cast<uint32_t>(step), slice);
 }
 
-void GdrRing::add_slice(int chunk, uint32_t slice) {
-  const Device& device = *a_.recv.device();
+void GdrRing::add_slice(int chunk, uint32_t slice, bool into_output, uint64_t output_origin) {
+  const Device& device = *a_.send.device();
   const auto [first, count] = slice_of(chunk, slice);
   const auto n = static_cast<int64_t>(count);
   const uint64_t at = first * element_;
@@ -142,16 +146,13 @@ void GdrRing::add_slice(int chunk, uint32_t slice) {
                       a_.send.offset() + at);
   const TensorView partial(*a_.scratch, a_.dtype, {n}, {1}, at);
   static const polychip_op_attrs attrs = default_attrs(*find_op("add"));
-  if (a_.collective == GdrCollective::kReduceScatter && chunk != a_.rank) {
+  if (into_output) {
+    const TensorView out(device, a_.recv.memory(), a_.dtype, {n}, {1},
+                         a_.recv.offset() + at - output_origin * element_);
+    device.runtime().dispatcher().call("add", {in, partial, out}, attrs, *a_.stream);
+  } else {
     const TensorView sums(*a_.scratch, a_.dtype, {n}, {1}, running_sums_offset() + at);
     device.runtime().dispatcher().call("add", {in, partial, sums}, attrs, *a_.stream);
-  } else {
-    // The output: an all-reduce's whole, or a reduce-scatter's own block.
-    const uint64_t own = a_.collective == GdrCollective::kReduceScatter
-                             ? static_cast<uint64_t>(chunk) * a_.count * element_
-                             : 0;
-    const TensorView out(device, a_.recv.memory(), a_.dtype, {n}, {1}, a_.recv.offset() + at - own);
-    device.runtime().dispatcher().call("add", {in, partial, out}, attrs, *a_.stream);
   }
   // The NIC reads this slice next: the kernel must be done.
   a_.stream->synchronize();
@@ -175,10 +176,35 @@ bool GdrRing::progress_broadcast(bool* moved) {
   return (last || gather_posted_ == all) && writes_done();
 }
 
+bool GdrRing::progress_reduce(bool* moved) {
+  const int position = mod(a_.rank - a_.root - 1, a_.world);  // along the chain
+  const bool first = position == 0, root = position == a_.world - 1;
+  const uint64_t all = slices_;
+  while (!first && scatter_added_ < all && scatter_arrived_[scatter_added_]) {
+    add_slice(0, static_cast<uint32_t>(scatter_added_), root);
+    ++scatter_added_;
+    *moved = true;
+  }
+  // A slice goes on once this rank added its input to it (the first rank's: at once).
+  while (!root && scatter_posted_ < all && (first || scatter_posted_ < scatter_added_)) {
+    const auto slice = static_cast<uint32_t>(scatter_posted_);
+    const auto [at, count] = slice_of(0, slice);
+    const void* from = first ? static_cast<const uint8_t*>(a_.send_local) + at * element_
+                             : static_cast<const uint8_t*>(a_.scratch_local) +
+                                   running_sums_offset() + at * element_;
+    if (!post(from, count * element_, a_.next.scratch, at * element_, kScatterData, 0, slice))
+      break;
+    ++scatter_posted_;
+    *moved = true;
+  }
+  return (first || scatter_added_ == all) && (root || scatter_posted_ == all) && writes_done();
+}
+
 bool GdrRing::progress(bool* moved) {
   take_notices();
   writes_done();
   if (a_.collective == GdrCollective::kBroadcast) return progress_broadcast(moved);
+  if (a_.collective == GdrCollective::kReduce) return progress_reduce(moved);
   const uint64_t all = writes_per_phase_, slices = slices_;
   // Reduce-scatter: a slice goes on once the step before added it here.
   while (scatter_posted_ < all &&
@@ -189,8 +215,13 @@ bool GdrRing::progress(bool* moved) {
   }
   while (scatter_added_ < all && scatter_arrived_[scatter_added_]) {
     const auto step = static_cast<int>(scatter_added_ / slices);
-    add_slice(mod(a_.rank - step - 1 - shift_, a_.world),
-              static_cast<uint32_t>(scatter_added_ % slices));
+    const int chunk = mod(a_.rank - step - 1 - shift_, a_.world);
+    // A reduce-scatter's blocks pass through running sums up to their own rank.
+    const bool own = a_.collective == GdrCollective::kAllReduce || chunk == a_.rank;
+    add_slice(chunk, static_cast<uint32_t>(scatter_added_ % slices), own,
+              own && a_.collective == GdrCollective::kReduceScatter
+                  ? static_cast<uint64_t>(chunk) * a_.count
+                  : 0);
     ++scatter_added_;
     *moved = true;
   }

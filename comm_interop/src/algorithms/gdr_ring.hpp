@@ -25,6 +25,11 @@
 //   input slice by slice into next's output; every other rank but the last
 //   (root - 1) writes each slice on into its next's as soon as it landed.
 //
+// Reduce: a chain along the ring that ends at the root: root + 1 writes its
+//   input slice by slice into next's scratch; every later rank adds its
+//   input to each slice that landed (into its running sums, the root into
+//   its output) and writes the sum on.
+//
 // Each chunk moves in slices of about `slice_bytes` (at most 256 per chunk,
 // which also keeps every write under a provider's message-size limit): a
 // slice is written on as soon as it was added, so writes and adds overlap.
@@ -48,7 +53,7 @@
 
 namespace polychip::comm {
 
-enum class GdrCollective { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
+enum class GdrCollective { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce };
 
 struct GdrRingArgs {
   GdrCollective collective = GdrCollective::kAllReduce;
@@ -56,13 +61,14 @@ struct GdrRingArgs {
   uint64_t seq = 0;  // the collective's sequence number (checks every notice)
   DType dtype = DType::kF32;
   uint64_t count = 0;  // elements: all-reduce >= world; the others per rank, >= 1
-  int root = 0;        // broadcast
+  int root = 0;        // broadcast and reduce
   uint64_t slice_bytes = 1 << 20;
   BufferRef send{static_cast<void*>(nullptr)}, recv{static_cast<void*>(nullptr)};
   void* send_local = nullptr;  // registered addresses of send and recv
   void* recv_local = nullptr;
   // All-reduce: this rank's, >= count elements; reduce-scatter: 2 * world *
-  // count (incoming blocks, then running sums), read locally at scratch_local.
+  // count (incoming blocks, then running sums), reduce: 2 * count, both
+  // read locally at scratch_local.
   const Buffer* scratch = nullptr;
   void* scratch_local = nullptr;
   CallOffer next;                  // where this rank writes data
@@ -91,14 +97,19 @@ class GdrRing {
             Kind kind, uint32_t step, uint32_t slice);
   // Slice `slice` of chunk `chunk`: first element and count.
   std::pair<uint64_t, uint64_t> slice_of(int chunk, uint32_t slice) const;
-  void add_slice(int chunk, uint32_t slice);
-  // Reduce-scatter: where the running sums start in the scratch.
+  // out = in + what landed in the scratch, for one slice: into the output
+  // (at the chunk's place, less `output_origin` elements), else into the
+  // running sums.
+  void add_slice(int chunk, uint32_t slice, bool into_output, uint64_t output_origin = 0);
+  // Reduce-scatter and reduce: where the running sums start in the scratch.
   uint64_t running_sums_offset() const {
-    return static_cast<uint64_t>(a_.world) * a_.count * element_;
+    const uint64_t blocks = a_.collective == GdrCollective::kReduce ? 1 : a_.world;
+    return blocks * a_.count * element_;
   }
   // Posts the data write number `index` (step * slices + slice) of a phase.
   bool post_data(Kind kind, uint64_t index);
   bool progress_broadcast(bool* moved);
+  bool progress_reduce(bool* moved);
 
   GdrEndpoint& endpoint_;
   GdrRingArgs a_;

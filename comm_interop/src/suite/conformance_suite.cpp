@@ -162,7 +162,7 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
   for (const std::string& transport : o.transports) {
     for (const std::string& dtype : o.dtypes) {
       for (const std::string& op : o.ops) {
-        // GDR takes the all-reduce sum and the all-gather; other ops are the rdma pass's.
+        // GDR takes sums (and the collectives without an op); other ops are the rdma pass's.
         if (transport == "gdr" && op != "sum") continue;
         if (!run_group(o, exe, device_list, transport, dtype, op, 0, run_index++, records)) {
           return records;

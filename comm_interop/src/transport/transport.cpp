@@ -42,6 +42,8 @@ constexpr uint64_t kSpinPlanBytes = 256 * 1024;
 // RDMA lanes cannot be woken by a doorbell: a rank keeps polling them this
 // long after they last moved, then looks every millisecond.
 constexpr int kRdmaSpinMicros = 2000;
+// Looks a spinning rank makes before it starts yielding its core.
+constexpr unsigned kPausedLooks = 64;
 // A spinning rank reads the clock once every this many looks.
 constexpr unsigned kLooksPerClockRead = 16;
 // How long a rank that timed out waits for its peers to say where they wait.
@@ -518,10 +520,12 @@ template <typename Look>
 bool Transport::spin(Look&& look) {
   const Clock::time_point until = Clock::now() + std::chrono::microseconds(kSpinMicros);
   for (unsigned looks = 1;; ++looks) {
-    // With a core per rank, a peer's bytes land within a cache miss: a
-    // sched_yield() per look would add a syscall to every answer. Ranks
-    // that share cores yield, so the peer they wait for can run.
-    if (spin_yields_) {
+    // With the peer running on another core its bytes land within a
+    // microsecond or two: the first looks only pause (a sched_yield() per
+    // look would add a syscall to every answer). Later looks, and every
+    // look of ranks that share cores, yield: the peer waited for may be
+    // descheduled (by this job or another) and needs the core.
+    if (spin_yields_ || looks > kPausedLooks) {
       std::this_thread::yield();
     } else {
       cpu_relax();

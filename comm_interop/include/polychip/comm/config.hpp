@@ -19,10 +19,10 @@ struct CommConfig {
   // POLYCHIP_COMM_PATH: auto (GDR when the transport is rdma, else host
   // staging; hierarchical across islands with a vendor CCL) | host (host
   // memory or staging) | hierarchical | gdr (GPUDirect RDMA: device buffers
-  // registered with the NIC; the all-reduce sum of float dtypes and the
-  // all-gather, on devices whose adapter exports memory (and has an add
-  // kernel); any other call, or a call some rank cannot take, takes the
-  // host path, the reason on stderr).
+  // registered with the NIC; sums of float dtypes (all-reduce,
+  // reduce-scatter, reduce), all-gather and broadcast, on devices whose
+  // adapter exports memory (and has an add kernel); any other call, or a
+  // call some rank cannot take, takes the host path, the reason on stderr).
   std::string path = "auto";
   // POLYCHIP_COMM_TRANSPORT: auto (shared memory between ranks that can map
   // each other's; RDMA to other hosts when a NIC's libfabric provider opens;

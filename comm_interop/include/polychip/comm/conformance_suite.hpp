@@ -19,8 +19,8 @@ struct CommSuiteOptions {
   // The passes (path_environment): "auto" certifies the links ranks on one
   // host use (shared memory), "tcp" the ones between hosts, "rdma" the
   // H2D-RDMA lanes (POLYCHIP_NET_PROVIDER, else the first provider that
-  // opens), "gdr" the GDR path (op sum only: the all-reduce sum and the
-  // all-gather go GDR, the other collectives, and every case of a pool where
+  // opens), "gdr" the GDR path (op sum only: every collective but
+  // all-to-all and send/recv goes GDR; those, and every case of a pool where
   // some rank cannot take it, run over "rdma").
   std::vector<std::string> transports = {"auto", "tcp", "rdma", "gdr"};
   uint64_t max_bytes = 4ull << 20;  // boundary_sizes up to here (and just past it)
