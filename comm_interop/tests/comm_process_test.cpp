@@ -250,8 +250,10 @@ TEST_P(CommFaultsOverLinks, KilledRankMakesEverySurvivorFailFastWithAClearError)
     EXPECT_NE(log.find("failed after"), std::string::npos) << "rank " << rank << ": " << log;
     // Either the dead rank's closed connection, or a neighbour's abort naming it.
     EXPECT_TRUE(log.find("rank 1") != std::string::npos) << "rank " << rank << ": " << log;
-    if (gdr) {
-      EXPECT_EQ(log.find(" (0 calls on gdr)"), std::string::npos) << log;
+    if (gdr) {  // it was on the GDR path: calls done there, or the death hit the first one
+      EXPECT_TRUE(log.find(" (0 calls on gdr)") == std::string::npos ||
+                  log.find("/gdr #") != std::string::npos)
+          << log;
     }
   }
 }
