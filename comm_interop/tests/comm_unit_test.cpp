@@ -22,6 +22,7 @@
 
 #include "algorithms/plan.hpp"
 #include "algorithms/reduce_kernels.hpp"
+#include "bootstrap/store.hpp"
 #include "polychip/comm/bootstrap.hpp"
 #include "polychip/comm/case_runner.hpp"
 #include "polychip/comm/comm.h"
@@ -34,6 +35,7 @@
 #include "transport/hang_report.hpp"
 #include "transport/rdma/rma_ring.hpp"
 #include "transport/shm/shm_ring.hpp"
+#include "transport/tcp/socket.hpp"
 #include "wire/crc32c.hpp"
 #include "wire/wire.hpp"
 
@@ -478,6 +480,32 @@ TEST(Handshake, WrongSecretIsRefusedOnBothSides) {
   }
   sp.a.reset();
   acceptor.join();
+}
+
+// A rank refused by the store (wrong secret) learns why itself; the ranks
+// waiting for it are told the refusal before their timeout, whether it came
+// early or after the store's notice time, instead of seeing the store close.
+TEST(Bootstrap, StoreTellsWaitersWhichConnectionItRefused) {
+  Credentials good{{1, 2, 3, 4}, {}}, bad{{9, 9, 9, 9}, {}};
+  for (double refuse_after : {0.0, 1.8}) {
+    auto [listener, port] = listen_tcp("127.0.0.1", 0);
+    StoreServer server(std::move(listener), good, 2.0);
+    StoreClient waiter("127.0.0.1", port, good, 0, 2, Deadline(10));
+    std::thread stranger([&, port = port] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(refuse_after));
+      EXPECT_THROW(StoreClient("127.0.0.1", port, bad, 1, 2, Deadline(10)), Error);
+    });
+    auto start = std::chrono::steady_clock::now();
+    try {
+      waiter.get("peer/1");
+      ADD_FAILURE() << "the key nobody set was answered";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kFailedPrecondition) << e.what();
+      EXPECT_NE(std::string(e.what()).find("POLYCHIP_COMM_SECRET"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+    stranger.join();
+  }
 }
 
 TEST(Bootstrap, SlurmNodeListFirstHost) {

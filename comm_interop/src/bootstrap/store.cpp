@@ -94,7 +94,7 @@ void StoreServer::serve() {
   std::string refusal;
   Deadline notice(timeout_seconds_ - std::min(1.0, timeout_seconds_ / 4));
   auto tell_waiters_why = [&] {
-    if (refusal.empty() || !notice.expired()) return;
+    if (refusal.empty() || !(notice.expired() || deadline.expired())) return;
     std::string text = "gave up waiting: it refused a connection: " + refusal;
     for (auto& [client, key] : waiting) {
       try {
@@ -166,6 +166,7 @@ void StoreServer::serve() {
       } catch (const Error& e) {
         ++refused_;  // stranger, wrong secret or malformed: dropped
         if (e.code() == StatusCode::kFailedPrecondition) refusal = e.message();
+        tell_waiters_why();  // refused after the notice time: no later look may come
       }
     }
     std::vector<Client*> gone;
@@ -215,6 +216,9 @@ void StoreServer::serve() {
       std::erase_if(clients, [&](auto& c) { return c.get() == g; });
     }
   }
+  // Out of time (a busy machine may have slept through the notice): the
+  // ranks still waiting learn why before their connections close.
+  tell_waiters_why();
 }
 
 StoreClient::StoreClient(const std::string& host, uint16_t port, const Credentials& credentials,
