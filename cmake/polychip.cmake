@@ -6,8 +6,13 @@ function(polychip_target_defaults target)
     $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wno-unused-parameter>)
 endfunction()
 
+# -O1, as the ASan docs advise: unoptimised ASan code ran the quick precision
+# run 17x slower than the default build (265 s against 16 s), most of the
+# sanitizer pass's time; -O1 keeps the stacks and reports readable. Test
+# sources stay at -O0 (polychip_add_test): gtest's macros doubled their
+# compile time at -O1, and the work they drive runs in the libraries.
 if(POLYCHIP_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
+  add_compile_options(-O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
@@ -56,6 +61,9 @@ function(polychip_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   polychip_target_defaults(${name})
+  if(POLYCHIP_SANITIZE)
+    target_compile_options(${name} PRIVATE -O0)
+  endif()
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 600 LABELS "${ARG_LABELS}")
