@@ -94,7 +94,7 @@ void StoreServer::serve() {
   std::string refusal;
   Deadline notice(timeout_seconds_ - std::min(1.0, timeout_seconds_ / 4));
   auto tell_waiters_why = [&] {
-    if (refusal.empty() || !(notice.expired() || deadline.expired())) return;
+    if (refusal.empty() || !notice.expired()) return;
     std::string text = "gave up waiting: it refused a connection: " + refusal;
     for (auto& [client, key] : waiting) {
       try {
@@ -166,7 +166,6 @@ void StoreServer::serve() {
       } catch (const Error& e) {
         ++refused_;  // stranger, wrong secret or malformed: dropped
         if (e.code() == StatusCode::kFailedPrecondition) refusal = e.message();
-        tell_waiters_why();  // refused after the notice time: no later look may come
       }
     }
     std::vector<Client*> gone;
@@ -216,8 +215,9 @@ void StoreServer::serve() {
       std::erase_if(clients, [&](auto& c) { return c.get() == g; });
     }
   }
-  // Out of time (a busy machine may have slept through the notice): the
-  // ranks still waiting learn why before their connections close.
+  // Out of time (a busy machine may have slept through the notice, or the
+  // refusal came in the last look): the ranks still waiting learn why
+  // before their connections close (the notice is always due by now).
   tell_waiters_why();
 }
 
