@@ -802,8 +802,16 @@ Communicator::Communicator(const LaunchInfo& launch, CommConfig config)
                     launch.master_address + ":" + std::to_string(launch.master_port);
   Credentials creds{launch.secret, job_id_for(std::vector<uint8_t>(job.begin(), job.end()))};
   if (launch.rank == 0) {
-    auto [listener, port] = listen_tcp(impl_->config.listen_address, launch.master_port);
-    (void)port;
+    Fd listener;
+    try {
+      listener = listen_tcp(impl_->config.listen_address, launch.master_port).first;
+    } catch (const Error& e) {
+      throw_error(e.code(), "rendezvous store: " + e.message() +
+                                (launch.master_port_derived
+                                     ? " (the port was derived from the " + launch.launcher +
+                                           " job id; set MASTER_PORT to a free port)"
+                                     : " (MASTER_PORT)"));
+    }
     impl_->store_server =
         std::make_unique<StoreServer>(std::move(listener), creds, impl_->config.timeout_seconds);
   }

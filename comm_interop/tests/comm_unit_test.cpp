@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -532,6 +533,33 @@ TEST(Bootstrap, BooleanVariablesTakeTheUsualSpellingsAndRefuseOthers) {
         << e.what();
   }
   ::unsetenv("POLYCHIP_COMM_CHECKSUM");
+}
+
+// The derived store port stays below the kernel's ephemeral range, where an
+// outgoing connection of any process could already hold it.
+TEST(Bootstrap, DerivedStorePortAvoidsTheEphemeralRange) {
+  ::setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1);
+  ::unsetenv("MASTER_PORT");
+  std::set<uint16_t> seen;
+  for (int job = 0; job < 2000; ++job) {
+    ::setenv("OMPI_MCA_ess_base_jobid", std::to_string(job * 65536 + 7).c_str(), 1);
+    LaunchInfo info = detect_launch();
+    ASSERT_TRUE(info.master_port_derived);
+    ASSERT_GE(info.master_port, 20000) << "job " << job;
+    ASSERT_LT(info.master_port, 32768) << "job " << job;
+    EXPECT_EQ(detect_launch().master_port, info.master_port);
+    seen.insert(info.master_port);
+  }
+  EXPECT_GT(seen.size(), 1700u);  // spread, so concurrent jobs rarely share one
+  ::setenv("MASTER_PORT", "41234", 1);
+  EXPECT_EQ(detect_launch().master_port, 41234);
+  EXPECT_FALSE(detect_launch().master_port_derived);
+  for (const char* v : {"MASTER_PORT", "OMPI_MCA_ess_base_jobid", "OMPI_COMM_WORLD_RANK",
+                        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"}) {
+    ::unsetenv(v);
+  }
 }
 
 TEST(Bootstrap, UniqueIdRejectsGarbage) {

@@ -176,9 +176,14 @@ LaunchInfo detect_launch() {
   if (const char* p = env("MASTER_PORT")) {
     info.master_port = static_cast<uint16_t>(parse_long("MASTER_PORT", p, 1, 65535));
   } else {
-    // Derived from the job id so concurrent jobs on one host do not collide.
+    // Derived from the job id so concurrent jobs on one host do not collide,
+    // and kept below Linux's ephemeral range (32768-60999 by default): a port
+    // there can be held by any outgoing connection or port-0 listener on the
+    // host (CI saw rank 0's bind of 35662 fail beside other tests).
     Digest h = sha256({reinterpret_cast<const uint8_t*>(info.job_key.data()), info.job_key.size()});
-    info.master_port = static_cast<uint16_t>(20000 + ((h[0] << 8 | h[1]) % 20000));
+    info.master_port =
+        static_cast<uint16_t>(kDerivedPortFirst + ((h[0] << 8 | h[1]) % kDerivedPortCount));
+    info.master_port_derived = true;
   }
   if (const char* s = env("POLYCHIP_COMM_SECRET")) {
     info.secret_from_environment = true;

@@ -26,10 +26,17 @@ struct LaunchInfo {
   std::string launcher;        // "torchrun", "openmpi", "pmi", "slurm", "polychip"
   std::string master_address;  // rank 0's store
   uint16_t master_port = 0;
-  std::string job_key;  // launcher's job identity (derives the default secret)
+  bool master_port_derived = false;  // no MASTER_PORT: derived from the job id
+  std::string job_key;               // launcher's job identity (derives the default secret)
   std::vector<uint8_t> secret;
   bool secret_from_environment = false;  // POLYCHIP_COMM_SECRET (hex or text)
 };
+
+// Without MASTER_PORT the store port is derived from the job id within
+// [kDerivedPortFirst, kDerivedPortFirst + kDerivedPortCount): below the
+// kernel's default ephemeral range, so no outgoing connection holds it.
+inline constexpr uint16_t kDerivedPortFirst = 20000;
+inline constexpr uint16_t kDerivedPortCount = 12768;  // up to 32767
 
 // Reads RANK/WORLD_SIZE (torchrun), OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/
 // PMI_SIZE, SLURM_PROCID/SLURM_NTASKS (first found, in this order), plus
