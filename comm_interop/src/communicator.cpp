@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -802,9 +803,22 @@ Communicator::Communicator(const LaunchInfo& launch, CommConfig config)
                     launch.master_address + ":" + std::to_string(launch.master_port);
   Credentials creds{launch.secret, job_id_for(std::vector<uint8_t>(job.begin(), job.end()))};
   if (launch.rank == 0) {
+    // The inherited socket serves one communicator; a second one in this
+    // process binds the port itself.
+    static std::atomic<bool> inherited_store_taken{false};
     Fd listener;
     try {
-      listener = listen_tcp(impl_->config.listen_address, launch.master_port).first;
+      if (launch.store_listener_fd >= 0 && !inherited_store_taken.exchange(true)) {
+        try {
+          listener = adopt_listening_socket(launch.store_listener_fd, launch.master_port,
+                                            "POLYCHIP_COMM_STORE_FD");
+        } catch (const Error&) {
+          inherited_store_taken = false;
+          throw;
+        }
+      } else {
+        listener = listen_tcp(impl_->config.listen_address, launch.master_port).first;
+      }
     } catch (const Error& e) {
       throw_error(e.code(), "rendezvous store: " + e.message() +
                                 (launch.master_port_derived

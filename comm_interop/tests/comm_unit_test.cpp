@@ -562,6 +562,45 @@ TEST(Bootstrap, DerivedStorePortAvoidsTheEphemeralRange) {
   }
 }
 
+// Rank 0 takes the store socket the local launcher hands it only when it is
+// a TCP socket listening on MASTER_PORT.
+TEST(Bootstrap, InheritedStoreSocketIsCheckedBeforeUse) {
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  auto [other, other_port] = listen_tcp("127.0.0.1", 0);
+  int pipe_ends[2];
+  ASSERT_EQ(::pipe(pipe_ends), 0);
+  Fd unconnected(::socket(AF_INET, SOCK_STREAM, 0));
+  for (int bad : {pipe_ends[0], unconnected.get(), other.get(), 987}) {
+    LaunchInfo launch;
+    launch.launcher = "polychip";
+    launch.master_address = "127.0.0.1";
+    launch.master_port = port;
+    launch.secret.assign(32, 7);
+    launch.store_listener_fd = bad;
+    CommConfig quick;
+    quick.timeout_seconds = 3;  // a wrongly taken socket would leave the rank waiting on it
+    try {
+      Communicator c(launch, quick);
+      ADD_FAILURE() << "fd " << bad << " was taken as the store's socket";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("POLYCHIP_COMM_STORE_FD=" + std::to_string(bad)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ::close(pipe_ends[0]);
+  ::close(pipe_ends[1]);
+  LaunchInfo launch;
+  launch.launcher = "polychip";
+  launch.master_address = "127.0.0.1";
+  launch.master_port = port;
+  launch.secret.assign(32, 7);
+  launch.store_listener_fd = listener.get();
+  Communicator c(launch, CommConfig{});
+  (void)listener.release();  // the communicator owns it now
+  EXPECT_EQ(c.size(), 1);
+}
+
 TEST(Bootstrap, UniqueIdRejectsGarbage) {
   EXPECT_THROW(UniqueId::from_hex("zz"), Error);
   EXPECT_THROW(UniqueId::from_hex("00"), Error);

@@ -54,6 +54,24 @@ TEST(LocalLauncher, ARankKilledBySignalIsNamedWithTheSignal) {
       << e.stderr_text;
 }
 
+// The store's port stays bound from the launch until rank 0 serves it:
+// rank 0 inherits the launcher's listening socket (and only rank 0), so
+// rank 1 reaches the port while rank 0 has not touched it yet.
+TEST(LocalLauncher, RankZeroInheritsTheStoreSocketSoThePortIsNeverFree) {
+  LocalLaunch launch;
+  launch.program = "/bin/bash";
+  launch.argv = {
+      "bash", "-c",
+      "if [ \"$RANK\" = 0 ]; then [ -S /proc/$$/fd/$POLYCHIP_COMM_STORE_FD ] && sleep 2; "
+      "else [ -z \"$POLYCHIP_COMM_STORE_FD\" ] && "
+      "exec 3<>/dev/tcp/127.0.0.1/$MASTER_PORT; fi"};
+  launch.np = 2;
+  testing::internal::CaptureStderr();
+  int code = launch_local(launch);
+  std::string text = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 0) << text;
+}
+
 TEST(LocalLauncher, EveryRankSucceedingIsZeroAndSilent) {
   Ended e = launch_worker({"sweep", "--quick"}, 2);
   EXPECT_EQ(e.code, 0) << e.stderr_text;

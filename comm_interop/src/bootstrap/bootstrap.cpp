@@ -185,6 +185,9 @@ LaunchInfo detect_launch() {
         static_cast<uint16_t>(kDerivedPortFirst + ((h[0] << 8 | h[1]) % kDerivedPortCount));
     info.master_port_derived = true;
   }
+  if (const char* f = env("POLYCHIP_COMM_STORE_FD"); f && info.rank == 0) {
+    info.store_listener_fd = static_cast<int>(parse_long("POLYCHIP_COMM_STORE_FD", f, 0, 1 << 20));
+  }
   if (const char* s = env("POLYCHIP_COMM_SECRET")) {
     info.secret_from_environment = true;
     std::string text = s;

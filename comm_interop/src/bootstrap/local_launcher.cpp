@@ -1,5 +1,6 @@
 #include "polychip/comm/local_launcher.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,11 +106,6 @@ std::vector<std::string> own_command_line() {
   return args;
 }
 
-int free_local_port() {
-  auto [fd, port] = listen_tcp("127.0.0.1", 0);
-  return port;
-}
-
 int launch_local(const LocalLaunch& launch) {
   if (launch.np < 1) {
     throw_error(StatusCode::kInvalidArgument,
@@ -119,7 +115,12 @@ int launch_local(const LocalLaunch& launch) {
   uint8_t secret[32];
   random_bytes(secret, sizeof(secret));
   std::string secret_hex = to_hex(secret);
-  std::string port = std::to_string(free_local_port());
+  // The launcher binds the store's port and hands the socket to rank 0: a
+  // port chosen here and released would be free for any process to take
+  // (an outgoing connection picks from the same ephemeral range) until rank
+  // 0 starts and binds it.
+  auto [store_socket, store_port] = listen_tcp("127.0.0.1", 0);
+  const std::string port = std::to_string(store_port);
   std::vector<char*> args;
   for (const std::string& a : launch.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -134,6 +135,7 @@ int launch_local(const LocalLaunch& launch) {
                                                {"MASTER_PORT", port},
                                                {"POLYCHIP_COMM_SECRET", secret_hex},
                                                {"POLYCHIP_COMM_LOCAL_CHILD", "1"}};
+    if (r == 0) vars["POLYCHIP_COMM_STORE_FD"] = std::to_string(store_socket.get());
     for (auto& [k, v] : launch.extra_env) vars[k] = v;
     if (r < static_cast<int>(launch.rank_env.size())) {
       for (auto& [k, v] : launch.rank_env[r]) {
@@ -156,11 +158,17 @@ int launch_local(const LocalLaunch& launch) {
     pid_t pid = ::fork();
     if (pid < 0) throw_error(StatusCode::kInternal, "fork failed");
     if (pid == 0) {
+      // Only rank 0 keeps the store's socket across exec (fcntl is
+      // async-signal-safe, as a forked child of a threaded parent needs).
+      if (r == 0) ::fcntl(store_socket.get(), F_SETFD, 0);
       ::execve(launch.program.c_str(), args.data(), envp.data());
       ::_exit(127);
     }
     pids.push_back(pid);
   }
+  // Rank 0 holds the socket now; a copy here would queue connections that
+  // nobody accepts once rank 0 dies, where a refused connect is clearer.
+  store_socket.reset();
   return supervise_ranks(pids, launch.grace_seconds);
 }
 

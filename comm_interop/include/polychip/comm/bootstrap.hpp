@@ -27,7 +27,11 @@ struct LaunchInfo {
   std::string master_address;  // rank 0's store
   uint16_t master_port = 0;
   bool master_port_derived = false;  // no MASTER_PORT: derived from the job id
-  std::string job_key;               // launcher's job identity (derives the default secret)
+  // POLYCHIP_COMM_STORE_FD (rank 0 only): the store's socket, bound and held
+  // by the local launcher since it chose the port, so no other process can
+  // take the port before rank 0 serves it. -1: rank 0 binds the port itself.
+  int store_listener_fd = -1;
+  std::string job_key;  // launcher's job identity (derives the default secret)
   std::vector<uint8_t> secret;
   bool secret_from_environment = false;  // POLYCHIP_COMM_SECRET (hex or text)
 };

@@ -26,7 +26,5 @@ struct LocalLaunch {
 int launch_local(const LocalLaunch& launch);
 // This process's argv from /proc/self/cmdline.
 std::vector<std::string> own_command_line();
-// A free TCP port on 127.0.0.1 (bound and released).
-int free_local_port();
 
 }  // namespace polychip::comm

@@ -86,6 +86,25 @@ std::pair<Fd, uint16_t> listen_tcp(const std::string& bind_address, uint16_t por
   return {std::move(fd), ntohs(addr.sin_port)};
 }
 
+Fd adopt_listening_socket(int fd, uint16_t port, const std::string& source) {
+  const std::string what = source + "=" + std::to_string(fd);
+  int listening = 0;
+  socklen_t size = sizeof(listening);
+  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0) {
+    throw_error(StatusCode::kFailedPrecondition,
+                what + ": not an open socket (" + errno_text(errno) + ")");
+  }
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  if (!listening || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      addr.sin_family != AF_INET || ntohs(addr.sin_port) != port) {
+    throw_error(StatusCode::kFailedPrecondition,
+                what + ": not a TCP socket listening on port " + std::to_string(port));
+  }
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return Fd(fd);
+}
+
 Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline) {
   std::string last_error = "no attempt made";
   int delay_ms = 5;

@@ -50,6 +50,7 @@ class Fd {
   }
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }  // the caller owns it now
   void reset();
 
  private:
@@ -59,6 +60,10 @@ class Fd {
 // Listens on `bind_address` ("" = any IPv4), port 0 = ephemeral. Returns the
 // socket and the bound port.
 std::pair<Fd, uint16_t> listen_tcp(const std::string& bind_address, uint16_t port);
+// Takes over a listening TCP socket this process inherited (`fd`, named by
+// the variable `source` in errors) after checking that it listens on `port`;
+// marks it close-on-exec.
+Fd adopt_listening_socket(int fd, uint16_t port, const std::string& source);
 // Connects, retrying refused/unreachable attempts until `deadline`.
 Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline);
 Fd accept_tcp(int listen_fd);
