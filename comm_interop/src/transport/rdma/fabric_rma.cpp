@@ -163,7 +163,15 @@ std::vector<uint8_t> FabricRma::address() const {
 }
 
 uint64_t FabricRma::add_peer(const std::vector<uint8_t>& address) {
-  if (address.empty() || address.size() != this->address().size()) {
+  if (info_->addr_format == FI_ADDR_STR) {
+    // A name such as "fi_shm://1234", read up to its NUL: its length varies
+    // (shm's names carry a pid and an endpoint counter).
+    if (address.size() < 2 || std::find(address.begin(), address.end(), 0) != address.end() - 1) {
+      throw_error(StatusCode::kInvalidArgument,
+                  provider_ + ": a peer address of " + std::to_string(address.size()) +
+                      " bytes is not a NUL-terminated name, as this provider's are");
+    }
+  } else if (address.empty() || address.size() != this->address().size()) {
     throw_error(StatusCode::kInvalidArgument,
                 provider_ + ": a peer address of " + std::to_string(address.size()) +
                     " bytes is not one of this provider's (" +
