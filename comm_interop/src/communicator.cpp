@@ -309,9 +309,11 @@ struct Communicator::Impl {
     return {};
   }
 
-  // Empty when this rank's buffers can take the GDR path.
+  // Empty when this rank's buffers can take the GDR path (then exported
+  // into `*send_out` and `*recv_out` as the roles need).
   std::string gdr_why_not(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
-                          uint64_t count, DType dtype, GdrRoles roles) {
+                          uint64_t count, DType dtype, GdrRoles roles,
+                          GdrEndpoint::CallBuffer* send_out, GdrEndpoint::CallBuffer* recv_out) {
     if (roles.reads_send && !send.on_device()) return "send is not device memory";
     if (roles.writes_recv && !recv.on_device()) return "recv is not device memory";
     if (roles.reads_send && roles.writes_recv && !(*send.device() == *recv.device()))
@@ -321,8 +323,8 @@ struct Communicator::Impl {
         !device.runtime().dispatcher().has_kernel(device, "add", {dtype, dtype, dtype}))
       return device.label() + " has no add kernel for " + std::string(dtype_name(dtype));
     const auto [send_bytes, recv_bytes] = gdr_buffer_bytes(collective, count * dtype_size(dtype));
-    std::string why = roles.reads_send ? gdr->why_not_registrable(send, send_bytes) : "";
-    if (why.empty() && roles.writes_recv) why = gdr->why_not_registrable(recv, recv_bytes);
+    std::string why = roles.reads_send ? gdr->export_for_call(send, send_bytes, send_out) : "";
+    if (why.empty() && roles.writes_recv) why = gdr->export_for_call(recv, recv_bytes, recv_out);
     return why;
   }
 
@@ -346,7 +348,8 @@ struct Communicator::Impl {
                      name, why.c_str());
       return false;
     }
-    why = gdr_why_not(collective, send, recv, count, dtype, roles);
+    GdrEndpoint::CallBuffer send_buffer, recv_buffer;
+    why = gdr_why_not(collective, send, recv, count, dtype, roles, &send_buffer, &recv_buffer);
     // The device this rank's part of the call runs on.
     const Device* device = !why.empty()       ? nullptr
                            : roles.reads_send ? send.device()
@@ -355,8 +358,8 @@ struct Communicator::Impl {
     GdrRingArgs args;
     if (why.empty()) {
       try {
-        if (roles.reads_send) gdr->register_buffer(send, send_bytes, &args.send_local);
-        if (roles.writes_recv) mine.recv = gdr->register_buffer(recv, recv_bytes, &args.recv_local);
+        if (roles.reads_send) gdr->register_buffer(send_buffer, &args.send_local);
+        if (roles.writes_recv) mine.recv = gdr->register_buffer(recv_buffer, &args.recv_local);
         // Partial sums land in the scratch: an all-reduce's chunks, then
         // (reduce-scatter, reduce) as much again for the running sums.
         if (collective == GdrCollective::kAllReduce)

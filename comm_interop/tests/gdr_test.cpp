@@ -21,6 +21,15 @@ extern "C" const polychip_adapter_api* polychip_sim_adapter_get_api(void);
 namespace polychip::comm {
 namespace {
 
+// Exports and registers `b` for one call, as the communicator does.
+RemoteRegion register_for_call(GdrEndpoint& endpoint, const BufferRef& b, uint64_t bytes,
+                               void** local) {
+  GdrEndpoint::CallBuffer exported;
+  const std::string why = endpoint.export_for_call(b, bytes, &exported);
+  if (!why.empty()) throw_error(StatusCode::kFailedPrecondition, why);
+  return endpoint.register_buffer(exported, local);
+}
+
 TEST(GdrCallOffer, RoundTripsAndRefusesWhatIsNoOffer) {
   CallOffer offer;
   offer.eligible = true;
@@ -110,8 +119,8 @@ class GdrRingTest : public ::testing::TestWithParam<const char*> {
       a.slice_bytes = 4096;
       a.send = BufferRef(send[r]);
       a.recv = BufferRef(recv[r]);
-      endpoints[r]->register_buffer(a.send, in_count * 4, &a.send_local);
-      call[r].recv = endpoints[r]->register_buffer(a.recv, out_count * 4, &a.recv_local);
+      register_for_call(*endpoints[r], a.send, in_count * 4, &a.send_local);
+      call[r].recv = register_for_call(*endpoints[r], a.recv, out_count * 4, &a.recv_local);
       if (collective == GdrCollective::kAllReduce)
         a.scratch = &endpoints[r]->scratch(devices[r], count * 4, &call[r].scratch);
       if (collective == GdrCollective::kReduceScatter || collective == GdrCollective::kReduce)
@@ -155,6 +164,25 @@ float ramp(int rank, uint64_t i) { return static_cast<float>(i % 97) * (rank + 1
 
 // Rank 0 on cpu, rank 1 on sim: 2 ranks, an odd count (chunks of unequal
 // size) in slices of 4 KiB; each ends with the bitwise-same sum.
+// A call's buffers are exported once, and refused with the reason the
+// rank prints when they cannot take the path.
+TEST_P(GdrRingTest, ExportForCallSaysWhyABufferCannotBeRegistered) {
+  GdrEndpoint endpoint(GetParam(), node());
+  Device sim = runtime_.device("sim.faithful");
+  Buffer buffer(sim, 256);
+  GdrEndpoint::CallBuffer exported;
+  EXPECT_EQ(endpoint.export_for_call(BufferRef(buffer, 64), 192, &exported), "");
+  EXPECT_EQ(exported.offset, 64u);
+  EXPECT_EQ(exported.bytes, 192u);
+  EXPECT_NE(exported.memory.address, nullptr);
+  EXPECT_NE(
+      endpoint.export_for_call(BufferRef(buffer, 64), 193, &exported).find("leave the buffer"),
+      std::string::npos);
+  float host[4];
+  EXPECT_NE(endpoint.export_for_call(BufferRef(host), 16, &exported).find("a host pointer"),
+            std::string::npos);
+}
+
 TEST_P(GdrRingTest, TwoRanksOnDifferentAdaptersEndWithTheSameSum) {
   const uint64_t count = 10001;
   const auto got = run_ring(GdrCollective::kAllReduce,
@@ -233,8 +261,8 @@ TEST_P(GdrRingTest, ANoticeOfNoStepIsDataCorruption) {
   a.send = BufferRef(send);
   a.recv = BufferRef(recv);
   CallOffer mine;
-  target.register_buffer(a.send, 64, &a.send_local);
-  mine.recv = target.register_buffer(a.recv, 64, &a.recv_local);
+  register_for_call(target, a.send, 64, &a.send_local);
+  mine.recv = register_for_call(target, a.recv, 64, &a.recv_local);
   a.scratch = &target.scratch(device, 64, &mine.scratch);
   mine.credit = target.credit_region();
   a.stream = &stream;

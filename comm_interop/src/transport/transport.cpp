@@ -347,9 +347,8 @@ void Transport::setup_rdma(const Deadline& deadline) {
       offer.offered = true;
       offer.provider = rma_->fabric().provider();
       offer.address = rma_->fabric().address();
-      const RemoteRegion ring = rx[p]->region(), box = tx[p]->region();
-      offer.ring = {ring.address, ring.key, ring.size};
-      offer.credit_box = {box.address, box.key, box.size};
+      offer.ring = rx[p]->region();
+      offer.credit_box = tx[p]->region();
     }
     std::vector<uint8_t> bytes = encode_rdma_offer(offer);
     write_exact(socket0(p), bytes.data(), bytes.size(), deadline, "RDMA offer");
@@ -373,10 +372,8 @@ void Transport::setup_rdma(const Deadline& deadline) {
       } else {
         try {
           const uint64_t handle = rma_->fabric().add_peer(theirs[p].address);
-          const RdmaRegion& ring = theirs[p].ring;
-          const RdmaRegion& box = theirs[p].credit_box;
-          tx[p]->connect(handle, {ring.address, ring.key, ring.size});
-          rx[p]->connect(handle, {box.address, box.key, box.size});
+          tx[p]->connect(handle, theirs[p].ring);
+          rx[p]->connect(handle, theirs[p].credit_box);
           accept = true;
         } catch (const Error& e) {
           std::fprintf(stderr, "polychip comm: rank %d: no RDMA lane to rank %d, TCP: %s\n", rank_,

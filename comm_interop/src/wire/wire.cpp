@@ -228,10 +228,8 @@ std::vector<uint8_t> encode_rdma_offer(const RdmaOffer& o) {
   w.u16(static_cast<uint16_t>(address.size()));
   address.resize(kRdmaAddressMax, 0);
   w.raw(address.data(), kRdmaAddressMax);
-  for (const RdmaRegion* region : {&o.ring, &o.credit_box}) {
-    w.u64(o.offered ? region->address : 0);
-    w.u64(o.offered ? region->key : 0);
-    w.u64(o.offered ? region->size : 0);
+  for (const RemoteRegion* region : {&o.ring, &o.credit_box}) {
+    write_region(w, o.offered ? *region : RemoteRegion{});
   }
   return std::move(w.bytes());
 }
@@ -246,11 +244,7 @@ RdmaOffer parse_rdma_offer(std::span<const uint8_t> bytes) {
   uint16_t address_length = r.u16("address length");
   uint8_t address[kRdmaAddressMax];
   r.raw(address, kRdmaAddressMax, "address");
-  for (RdmaRegion* region : {&o.ring, &o.credit_box}) {
-    region->address = r.u64("region address");
-    region->key = r.u64("region key");
-    region->size = r.u64("region size");
-  }
+  for (RemoteRegion* region : {&o.ring, &o.credit_box}) *region = read_region(r, "region");
   r.expect_end();
   if (!o.offered) return {};
   if (provider_length == 0 || provider_length > kRdmaProviderMax) {

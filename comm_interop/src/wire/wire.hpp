@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "security/hmac_sha256.hpp"
+#include "wire/remote_region.hpp"
 
 namespace polychip::comm {
 
@@ -137,17 +138,14 @@ inline constexpr uint32_t kRdmaOfferMagic = 0x32524350;  // "PCR2"
 inline constexpr uint32_t kRdmaReplyMagic = 0x32414350;  // "PCA2"
 inline constexpr size_t kRdmaProviderMax = 31;
 inline constexpr size_t kRdmaAddressMax = 256;
-struct RdmaRegion {
-  uint64_t address = 0, key = 0, size = 0;
-};
 struct RdmaOffer {
   bool offered = false;
   std::string provider;          // a libfabric provider name, [a-z0-9_;]
   std::vector<uint8_t> address;  // the provider's endpoint name
-  RdmaRegion ring, credit_box;
+  RemoteRegion ring, credit_box;
 };
 inline constexpr size_t kRdmaOfferSize =
-    4 + 4 + 1 + kRdmaProviderMax + 2 + kRdmaAddressMax + 2 * 3 * 8;
+    4 + 4 + 1 + kRdmaProviderMax + 2 + kRdmaAddressMax + 2 * kRemoteRegionBytes;
 inline constexpr size_t kRdmaReplySize = 8;
 std::vector<uint8_t> encode_rdma_offer(const RdmaOffer& o);
 RdmaOffer parse_rdma_offer(std::span<const uint8_t> bytes);

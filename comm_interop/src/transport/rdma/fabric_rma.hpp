@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "polychip/adapter_abi.h"
+#include "wire/remote_region.hpp"
 
 struct fi_info;
 struct fid_fabric;
@@ -29,14 +30,6 @@ struct fid_cq;
 struct fid_mr;
 
 namespace polychip::comm {
-
-// What a peer needs to write into a registered region: exchanged at set-up
-// (over the authenticated mesh) as bytes.
-struct RemoteRegion {
-  uint64_t address = 0;  // what fi_write takes: a virtual address or an offset
-  uint64_t key = 0;
-  uint64_t size = 0;
-};
 
 // A completed remote write seen by its target: the writer's immediate data
 // (which says who wrote and what, by the caller's convention).

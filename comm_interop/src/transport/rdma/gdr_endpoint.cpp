@@ -23,29 +23,15 @@ bool parse_offer(const std::string& offer, std::string* provider, std::string* a
   return !provider->empty() && !address->empty() && address->size() % 2 == 0;
 }
 
-void put_region(ByteWriter& w, const RemoteRegion& r) {
-  w.u64(r.address);
-  w.u64(r.key);
-  w.u64(r.size);
-}
-
-RemoteRegion get_region(ByteReader& r, const char* what) {
-  RemoteRegion region;
-  region.address = r.u64(what);
-  region.key = r.u64(what);
-  region.size = r.u64(what);
-  return region;
-}
-
 }  // namespace
 
 std::vector<uint8_t> CallOffer::encode() const {
   ByteWriter w;
   w.u32(kCallOfferMagic);
   w.u32(eligible ? 1 : 0);
-  put_region(w, recv);
-  put_region(w, scratch);
-  put_region(w, credit);
+  write_region(w, recv);
+  write_region(w, scratch);
+  write_region(w, credit);
   w.bytes().resize(kBytes, 0);
   return w.bytes();
 }
@@ -58,9 +44,9 @@ CallOffer CallOffer::decode(const uint8_t* bytes) {
   const uint32_t eligible = r.u32("eligible");
   if (eligible > 1) throw_error(StatusCode::kDataCorruption, "GDR call offer: bad eligibility");
   offer.eligible = eligible == 1;
-  offer.recv = get_region(r, "recv region");
-  offer.scratch = get_region(r, "scratch region");
-  offer.credit = get_region(r, "credit region");
+  offer.recv = read_region(r, "recv region");
+  offer.scratch = read_region(r, "scratch region");
+  offer.credit = read_region(r, "credit region");
   return offer;
 }
 
@@ -111,27 +97,28 @@ void GdrEndpoint::connect(int rank, const std::vector<std::string>& offers) {
   }
 }
 
-std::string GdrEndpoint::why_not_registrable(const BufferRef& b, uint64_t bytes) {
+std::string GdrEndpoint::export_for_call(const BufferRef& b, uint64_t bytes, CallBuffer* out) {
   if (!b.on_device()) return "a host pointer (the host path already uses it in place)";
   if (b.capacity() < bytes)
     return fmt::format("{} bytes from offset {} leave the buffer", bytes, b.offset());
   try {
-    const NetworkMemory m = network_export(*b.device(), b.memory(), b.offset() + bytes);
-    if (!fabric_->can_register(m.interface))
-      return fmt::format("{} exports {} memory, which {} cannot register", b.device()->label(),
-                         memory_interface_name(m.interface), fabric_->provider());
+    out->memory = network_export(*b.device(), b.memory(), b.offset() + bytes);
   } catch (const Error& e) {
     return e.message();
   }
+  out->offset = b.offset();
+  out->bytes = bytes;
+  if (!fabric_->can_register(out->memory.interface))
+    return fmt::format("{} exports {} memory, which {} cannot register", b.device()->label(),
+                       memory_interface_name(out->memory.interface), fabric_->provider());
   return {};
 }
 
-RemoteRegion GdrEndpoint::register_buffer(const BufferRef& b, uint64_t bytes, void** local) {
-  const NetworkMemory m = network_export(*b.device(), b.memory(), b.offset() + bytes);
-  *local = static_cast<uint8_t*>(m.address) + b.offset();
+RemoteRegion GdrEndpoint::register_buffer(const CallBuffer& b, void** local) {
+  *local = static_cast<uint8_t*>(b.memory.address) + b.offset;
   const RemoteRegion region =
-      fabric_->register_memory(*local, bytes, m.interface, m.device_ordinal);
-  call_registrations_.emplace_back(*local, bytes);
+      fabric_->register_memory(*local, b.bytes, b.memory.interface, b.memory.device_ordinal);
+  call_registrations_.emplace_back(*local, b.bytes);
   return region;
 }
 

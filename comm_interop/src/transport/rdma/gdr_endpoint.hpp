@@ -57,12 +57,20 @@ class GdrEndpoint {
   const std::string& provider() const { return fabric_->provider(); }
   uint64_t peer(int rank) const { return peers_.at(rank); }
 
-  // Empty when `b` (`bytes` from its offset) can be registered for this
-  // call, else why not ("opencl:0 cannot export memory ...").
-  std::string why_not_registrable(const BufferRef& b, uint64_t bytes);
-  // Registers [b + offset, + bytes) until release(); returns its region
-  // and the address a local write reads it at.
-  RemoteRegion register_buffer(const BufferRef& b, uint64_t bytes, void** local);
+  // A user buffer's part in one call: `bytes` from `offset` of the memory
+  // its adapter exported for the NIC.
+  struct CallBuffer {
+    NetworkMemory memory;
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+  };
+  // Exports `b` (`bytes` from its offset) for this call into `*out`; empty
+  // when the NIC can register it, else why not ("opencl:0 cannot export
+  // memory ...").
+  std::string export_for_call(const BufferRef& b, uint64_t bytes, CallBuffer* out);
+  // Registers an exported buffer until release(); returns its region and
+  // the address a local write reads it at.
+  RemoteRegion register_buffer(const CallBuffer& b, void** local);
   // Ends this call's registrations of user buffers (they may be freed).
   void release();
   // A device buffer of at least `bytes` for incoming partial sums, kept
