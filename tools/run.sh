@@ -43,9 +43,11 @@ stage "blas tests again on generic kernels"
 # x86-64 CPU, another blocking and summation order), so a tolerance that
 # holds for one summation order only fails here, on every machine. The
 # certify cases that compute nothing with BLAS (the comm suite, crash and
-# hang handling, killed runs) are not run twice.
+# hang handling, killed runs) are not run twice, nor the defective sim
+# profiles (89 s of one core: planted defects fail by far more than a
+# summation order moves; the faithful ops' side is QuickPassesOnCpuAndSimFaithful).
 OPENBLAS_CORETYPE=Prescott \
-  GTEST_FILTER='-CertifyTest.Comm*:CertifyTest.CrashAndHang*:CertifyTest.Killed*' \
+  GTEST_FILTER='-CertifyTest.Comm*:CertifyTest.CrashAndHang*:CertifyTest.Killed*:CertifyTest.DefectiveSimProfiles*' \
   ctest --preset default -j "$jobs" -L blas
 stage "pip install"
 # `pip install .` as docs/python.md tells a user, into a venv that sees
