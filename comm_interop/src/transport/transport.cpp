@@ -430,9 +430,17 @@ void Transport::drain_lanes() {
   for (;;) {
     bool drained = true;
     for (const auto& lane : lanes_) {
-      lane->rx->progress();
-      lane->tx->progress();
-      const bool done = lane->rx->drained() && lane->tx->drained();
+      bool done = false;
+      try {
+        lane->rx->progress();
+        lane->tx->progress();
+        done = lane->rx->drained() && lane->tx->drained();
+      } catch (const Error& e) {
+        // A write that did not land because the peer left is moot here too.
+        if (e.code() != StatusCode::kUnavailable) throw;
+        if (!hung_up(*lane->doorbell)) fail_lost_peer(*lane, e.message());
+        continue;
+      }
       drained = drained && (done || hung_up(*lane->doorbell));
     }
     if (drained) return;
@@ -503,8 +511,17 @@ bool Transport::pump_lanes() {
   const uint64_t before = lane_bytes_moved_;
   bool progressed = false;
   for (const auto& lane : lanes_) {
-    progressed = lane->rx->progress() || progressed;
-    progressed = lane->tx->progress() || progressed;
+    try {
+      progressed = lane->rx->progress() || progressed;
+      progressed = lane->tx->progress() || progressed;
+    } catch (const Error& e) {
+      // The RDMA provider lost the peer (a write did not land), often
+      // before its TCP connection says so: reported as that peer's loss,
+      // named, after the other connections are read for an abort that says
+      // why.
+      if (e.code() != StatusCode::kUnavailable) throw;
+      fail_lost_peer(*lane, e.message());
+    }
     if (!lane->parked) handle_readable(*lane);
     if ((lane->send_task >= 0 || !lane->queue.empty()) && !lane->writing) {
       handle_writable(*lane);
