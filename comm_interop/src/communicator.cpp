@@ -109,6 +109,7 @@ struct Communicator::Impl {
   std::vector<RankInfo> ranks;
   int islands = 1;
   Scratch scratch;
+  mutable Group whole_group;  // whole(): every rank, in rank order
   Staging staging;
   // The most recent calls: a training job makes millions, so the oldest
   // kHistoryKept are dropped whenever twice that many are held.
@@ -452,11 +453,12 @@ struct Communicator::Impl {
     return members;
   }
 
-  Group whole() const {
-    Group g;
-    for (int r = 0; r < world; ++r) g.ranks.push_back(r);
-    g.me = rank;
-    return g;
+  const Group& whole() const {
+    if (whole_group.ranks.empty()) {
+      for (int r = 0; r < world; ++r) whole_group.ranks.push_back(r);
+      whole_group.me = rank;
+    }
+    return whole_group;
   }
 
   bool use_direct(uint64_t bytes) const {
@@ -550,6 +552,20 @@ struct Communicator::Impl {
       return;
     }
     rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kRing;
+    if (direct && rec.bytes <= Transport::kMailboxBlockBytes && transport->has_mailboxes() &&
+        !config.checksum) {
+      // Latency-bound: same-host peers exchange inputs through mailboxes.
+      // Every rank decides alike: a pair has mailboxes at both ends or at
+      // neither, and with POLYCHIP_COMM_CHECKSUM (no CRC on mail) none.
+      Plan plan(FrameKind::kCollective, transport->next_collective_seq(), "all_reduce");
+      plan.set_call(call_signature(rec));
+      uint8_t* gathered = plan_direct_all_reduce_frames(plan, whole(), config.chunk_bytes, scratch,
+                                                        in, rec.bytes, transport->mailbox_peers());
+      transport->run_with_mailboxes(plan, in, rec.bytes, gathered);
+      reduce_gathered_inputs(whole(), gathered, in, out, count, r, scratch);
+      rec.mailbox = true;
+      return;
+    }
     run_collective(
         "all_reduce",
         [&](BuildContext& ctx) {

@@ -235,14 +235,18 @@ FaultRun run_fault(const std::string& mode, int np, const std::string& timeout,
 
 // Ranks on one host share memory links (the dead rank's ring stops moving
 // and its TCP doorbell closes); forced onto TCP, its sockets close. "gdr":
-// device buffers (sim) on the GDR path, over the shm provider.
+// device buffers (sim) on the GDR path, over the shm provider. "mailbox":
+// 8-byte all-reduces, whose inputs go through the shared-memory mailboxes.
 class CommFaultsOverLinks : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CommFaultsOverLinks, KilledRankMakesEverySurvivorFailFastWithAClearError) {
   const bool gdr = std::string(GetParam()) == "gdr";
+  const bool mailbox = std::string(GetParam()) == "mailbox";
   FaultRun r = gdr ? run_fault("kill", 4, "30", {},
                                {{"POLYCHIP_COMM_PATH", "gdr"}, {"POLYCHIP_NET_PROVIDER", "shm"}},
                                "sim.faithful")
+               : mailbox
+                   ? run_fault("kill-small", 4, "30")
                    : run_fault("kill", 4, "30", {}, {{"POLYCHIP_COMM_TRANSPORT", GetParam()}});
   EXPECT_LT(r.seconds, 30) << "survivors waited for the timeout instead of noticing the death";
   for (int rank : {0, 2, 3}) {
@@ -251,15 +255,18 @@ TEST_P(CommFaultsOverLinks, KilledRankMakesEverySurvivorFailFastWithAClearError)
     // Either the dead rank's closed connection, or a neighbour's abort naming it.
     EXPECT_TRUE(log.find("rank 1") != std::string::npos) << "rank " << rank << ": " << log;
     if (gdr) {  // it was on the GDR path: calls done there, or the death hit the first one
-      EXPECT_TRUE(log.find(" (0 calls on gdr)") == std::string::npos ||
+      EXPECT_TRUE(log.find(" (0 calls on gdr,") == std::string::npos ||
                   log.find("/gdr #") != std::string::npos)
           << log;
+    }
+    if (mailbox) {  // the history holds the latest calls, all small ones
+      EXPECT_EQ(log.find(" 0 by mailbox)"), std::string::npos) << log;
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, CommFaultsOverLinks,
-                         ::testing::Values("auto", "tcp", "rdma", "gdr"));
+                         ::testing::Values("auto", "tcp", "rdma", "gdr", "mailbox"));
 
 // Rank 2 refuses shared memory: ranks 0 and 1 still share a ring between
 // them and reach rank 2 over TCP, and every result is exact.

@@ -37,6 +37,7 @@
 #include "transport/rdma/rma_ring.hpp"
 #include "transport/shm/shm_ring.hpp"
 #include "transport/tcp/socket.hpp"
+#include "transport/transport.hpp"
 #include "wire/crc32c.hpp"
 #include "wire/wire.hpp"
 
@@ -402,6 +403,45 @@ TEST(ShmRing, WakeUpFlagsAreTakenOnce) {
   EXPECT_FALSE(tx.arm_writer());
 }
 
+// The mailbox beside the ring: one message per sequence number in two
+// slots (even, odd), a slot reusable only once its message was taken.
+TEST(ShmRing, MailboxHoldsOneMessagePerSlotUntilTaken) {
+  ShmRing rx = ShmRing::create(4096);
+  ShmRing tx = ShmRing::open(rx.name(), rx.token(), 4096);
+  uint8_t out[kShmMailBytes];
+  EXPECT_EQ(rx.take_mail(0, out), -1);  // nothing posted yet
+  EXPECT_TRUE(rx.arm_mail_reader(0));   // so the reader may sleep
+  ASSERT_TRUE(tx.post_mail(0, "seq0", 4));
+  EXPECT_TRUE(tx.take_reader_waiting());  // the poster rings once
+  EXPECT_FALSE(tx.take_reader_waiting());
+  EXPECT_FALSE(rx.arm_mail_reader(0));       // posted: do not sleep
+  EXPECT_TRUE(tx.post_mail(1, "seq1!", 5));  // the odd slot is free
+  EXPECT_FALSE(tx.post_mail(2, "seq2", 4));  // the even slot still holds seq 0
+  EXPECT_TRUE(tx.arm_mail_writer(2));
+  EXPECT_EQ(rx.take_mail(2, out), -1);  // a later message is not this one
+  ASSERT_EQ(rx.take_mail(0, out), 4);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 4), "seq0");
+  EXPECT_TRUE(rx.take_writer_waiting());  // the taker rings the blocked poster
+  EXPECT_FALSE(tx.arm_mail_writer(2));
+  EXPECT_EQ(rx.take_mail(0, out), -1);  // taken once
+  ASSERT_TRUE(tx.post_mail(2, "seq2", 4));
+  ASSERT_EQ(rx.take_mail(1, out), 5);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 5), "seq1!");
+  ASSERT_EQ(rx.take_mail(2, out), 4);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 4), "seq2");
+  EXPECT_THROW(tx.post_mail(3, out, kShmMailBytes + 1), Error);
+  // A sender that claims more bytes than a slot holds is caught.
+  ASSERT_TRUE(tx.post_mail(3, "x", 1));
+  int fd = ::shm_open(rx.name().c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  void* map = ::mmap(nullptr, kShmRingControlBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  static_cast<ShmRingControl*>(map)->mail[1].bytes = kShmMailBytes + 1;
+  expect_corrupt([&] { rx.take_mail(3, out); }, "mail longer than its slot");
+  ::munmap(map, kShmRingControlBytes);
+}
+
 TEST(ShmRing, WrongTokenSizeOrCountersAreRejected) {
   ShmRing rx = ShmRing::create(4096);
   ShmRing::Token wrong = rx.token();
@@ -660,11 +700,17 @@ TEST(Communicator, ARankThatDiesDuringSetUpEndsTheOthersSetUpAtOnce) {
 // Rank 1 calls all_reduce with another count (a classic framework bug):
 // both ranks fail at once — not at the 30 s timeout — and the error names
 // both calls and the collective's sequence number.
+// Counts: both framed (direct, then ring), both through the shared-memory
+// mailboxes, and one of each (rank 0 mails, rank 1 sends frames).
 TEST(Communicator, RanksThatCallDifferentCollectivesFailAtOnceNamingBothCalls) {
-  for (uint64_t small_bytes : {uint64_t{64} << 10, uint64_t{0}}) {  // direct, then ring
+  struct Case {
+    uint64_t small_bytes, counts[2];
+  };
+  for (Case k : {Case{64 << 10, {1000, 2000}}, Case{0, {1000, 2000}}, Case{64 << 10, {2, 4}},
+                 Case{64 << 10, {2, 1000}}}) {
     CommConfig config;
     config.timeout_seconds = 30;
-    config.small_bytes = small_bytes;
+    config.small_bytes = k.small_bytes;
     UniqueId id = Communicator::create_unique_id(config);
     std::string errors[2];
     double seconds[2] = {0, 0};
@@ -676,7 +722,7 @@ TEST(Communicator, RanksThatCallDifferentCollectivesFailAtOnceNamingBothCalls) {
         comm.barrier();
         const auto start = std::chrono::steady_clock::now();
         try {
-          comm.all_reduce(in.data(), out.data(), r == 0 ? 1000 : 2000, DType::kF32, ReduceOp::kSum);
+          comm.all_reduce(in.data(), out.data(), k.counts[r], DType::kF32, ReduceOp::kSum);
         } catch (const Error& e) {
           errors[r] = e.message();
         }
@@ -685,8 +731,9 @@ TEST(Communicator, RanksThatCallDifferentCollectivesFailAtOnceNamingBothCalls) {
       });
     }
     for (auto& t : threads) t.join();
-    const std::string calls[2] = {"all_reduce(f32, count 1000, op sum)",
-                                  "all_reduce(f32, count 2000, op sum)"};
+    const std::string calls[2] = {
+        "all_reduce(f32, count " + std::to_string(k.counts[0]) + ", op sum)",
+        "all_reduce(f32, count " + std::to_string(k.counts[1]) + ", op sum)"};
     for (int r = 0; r < 2; ++r) {
       EXPECT_LT(seconds[r], 5.0) << "rank " << r;
       // Whichever rank sees the other's call first fails and aborts the
@@ -703,6 +750,65 @@ TEST(Communicator, RanksThatCallDifferentCollectivesFailAtOnceNamingBothCalls) {
           << "rank " << r << ": " << errors[r];
     }
   }
+}
+
+// All-reduces small enough for the shared-memory mailboxes take them, with
+// the bits of the framed direct all-reduce (checksums keep a communicator
+// on frames) on every rank; a broadcast root running a collective ahead
+// leaves its mailbox slots in use, which the next exchange waits out.
+TEST(Communicator, SmallAllReducesGoThroughTheMailboxesWithTheFramedBits) {
+  constexpr int kWorld = 3;
+  CommConfig mail_config, framed_config;
+  mail_config.timeout_seconds = framed_config.timeout_seconds = 30;
+  framed_config.checksum = true;
+  const UniqueId mail_id = Communicator::create_unique_id(mail_config);
+  const UniqueId framed_id = Communicator::create_unique_id(framed_config);
+  std::vector<std::vector<uint8_t>> results[kWorld];
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kWorld; ++r) {
+    threads.emplace_back([&, r] {
+      Communicator mail(mail_id, r, kWorld, mail_config);
+      Communicator framed(framed_id, r, kWorld, framed_config);
+      std::mt19937 rng(r + 1);
+      std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+      std::vector<uint8_t> in(512), out(512), expected(512);
+      int call = 0;
+      for (DType dt : {DType::kF32, DType::kBF16, DType::kI64}) {
+        const uint64_t w = dtype_size(dt), fits = Transport::kMailboxBlockBytes / w;
+        for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+          for (uint64_t count : {uint64_t{1}, uint64_t{3}, fits - 1, fits, fits + 1}) {
+            for (uint64_t i = 0; i < count; ++i) {
+              // Magnitudes far apart: a sum's bits depend on its order.
+              const float v = value(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 40) - 20);
+              if (dt == DType::kI64) {
+                const int64_t x = static_cast<int64_t>(rng() % 2001) - 1000;
+                std::memcpy(&in[i * w], &x, w);
+              } else if (dt == DType::kBF16) {
+                const uint16_t x = f32_to_bf16_bits(v);
+                std::memcpy(&in[i * w], &x, w);
+              } else {
+                std::memcpy(&in[i * w], &v, w);
+              }
+            }
+            mail.all_reduce(in.data(), out.data(), count, dt, op);
+            EXPECT_EQ(mail.last_call().mailbox, count <= fits) << dtype_name(dt) << " " << count;
+            framed.all_reduce(in.data(), expected.data(), count, dt, op);
+            EXPECT_FALSE(framed.last_call().mailbox);
+            EXPECT_EQ(std::memcmp(out.data(), expected.data(), count * w), 0)
+                << "rank " << r << " " << dtype_name(dt) << " count " << count;
+            results[r].emplace_back(out.begin(), out.begin() + static_cast<long>(count * w));
+            if (++call % 3 == 0) {
+              float b = static_cast<float>(call), got = 0;
+              mail.broadcast(&b, &got, 1, DType::kF32, call % kWorld);
+              EXPECT_EQ(got, static_cast<float>(call));
+            }
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 1; r < kWorld; ++r) EXPECT_EQ(results[r], results[0]) << "rank " << r;
 }
 
 // Rank 2 never enters the second all_reduce: ranks 0 and 1 time out (1 s)
@@ -747,7 +853,7 @@ TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
   for (int r = 0; r < 2; ++r) {
     EXPECT_NE(errors[r].find("all_reduce #1: timed out"), std::string::npos) << errors[r];
     EXPECT_NE(errors[r].find("from rank 2 ("), std::string::npos) << errors[r];
-    EXPECT_NE(errors[r].find(": it never entered all_reduce #1 (missing-enter; its newest frame "
+    EXPECT_NE(errors[r].find(": it never entered all_reduce #1 (missing-enter; its newest message "
                              "here was of collective #0)"),
               std::string::npos)
         << "rank " << r << ": " << errors[r];

@@ -4,6 +4,8 @@
 //   sweep [--devices a,b,..] [--big]   every collective x dtype x size, exact checks
 //                                      (--big: up to 64 MiB)
 //   kill                               rank 1 SIGKILLs itself mid all-reduce
+//   kill-small                         the same mid 8-byte all-reduces (on one host:
+//                                      the shared-memory mailboxes)
 //   hang                               rank 1 SIGSTOPs itself mid all-reduce
 //   abort                              rank 0 calls abort() mid all-reduce
 // Exit codes: 0 ok, 1 wrong results, 2 a collective failed (message on stderr).
@@ -122,7 +124,8 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
 }
 
 int fault(Communicator& comm, const std::string& mode, const Device* device) {
-  const uint64_t count = 4 << 20;  // 16 MiB of f32
+  const bool small = mode == "kill-small";
+  const uint64_t count = small ? 2 : 4 << 20;  // 8 bytes, or 16 MiB of f32
   std::vector<float> a(count, 1.0f), b(count);
   // With a device, the buffers are its memory (the GDR path's case).
   std::optional<Buffer> device_a, device_b;
@@ -134,11 +137,12 @@ int fault(Communicator& comm, const std::string& mode, const Device* device) {
   const BufferRef send = device ? BufferRef(*device_a) : BufferRef(a.data());
   const BufferRef recv = device ? BufferRef(*device_b) : BufferRef(b.data());
   std::thread trigger;
-  if ((mode == "kill" || mode == "hang") && comm.rank() == 1) {
-    trigger = std::thread([mode] {
+  const bool kill = mode == "kill" || small;
+  if ((kill || mode == "hang") && comm.rank() == 1) {
+    trigger = std::thread([kill] {
       std::this_thread::sleep_for(std::chrono::milliseconds(400));
-      std::fprintf(stderr, "rank 1: %s myself now\n", mode == "kill" ? "SIGKILL" : "SIGSTOP");
-      ::raise(mode == "kill" ? SIGKILL : SIGSTOP);
+      std::fprintf(stderr, "rank 1: %s myself now\n", kill ? "SIGKILL" : "SIGSTOP");
+      ::raise(kill ? SIGKILL : SIGSTOP);
     });
   }
   if (mode == "abort" && comm.rank() == 0) {
@@ -149,16 +153,20 @@ int fault(Communicator& comm, const std::string& mode, const Device* device) {
   }
   auto start = std::chrono::steady_clock::now();
   try {
-    for (int i = 0; i < 100000; ++i)
+    for (int i = 0; i < (small ? 100000000 : 100000); ++i)
       comm.all_reduce(send, recv, count, DType::kF32, ReduceOp::kSum);
   } catch (const Error& e) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    int gdr_calls = 0;
-    for (const CallRecord& call : comm.call_history()) gdr_calls += call.path == DataPath::kGdr;
-    std::fprintf(stderr, "rank %d: collective failed after %.2f s (%d calls on gdr): %s\n",
-                 comm.rank(), s, gdr_calls, e.what());
+    int gdr_calls = 0, mailbox_calls = 0;
+    for (const CallRecord& call : comm.call_history()) {
+      gdr_calls += call.path == DataPath::kGdr;
+      mailbox_calls += call.mailbox;
+    }
+    std::fprintf(stderr,
+                 "rank %d: collective failed after %.2f s (%d calls on gdr, %d by mailbox): %s\n",
+                 comm.rank(), s, gdr_calls, mailbox_calls, e.what());
     log_outcome("failed after " + std::to_string(s) + " s (" + std::to_string(gdr_calls) +
-                " calls on gdr): " + e.what());
+                " calls on gdr, " + std::to_string(mailbox_calls) + " by mailbox): " + e.what());
     if (trigger.joinable()) trigger.join();
     return 2;
   }

@@ -150,26 +150,42 @@ Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, ui
   return {};
 }
 
+uint8_t* plan_direct_all_reduce_frames(Plan& plan, const Group& group, uint64_t chunk_bytes,
+                                       Scratch& scratch, const void* send, uint64_t bytes,
+                                       const std::vector<bool>& mailed) {
+  const int n = group.size(), p = group.me;
+  const auto* in = static_cast<const uint8_t*>(send);
+  uint8_t* inputs = scratch.get(0, bytes * n);
+  Frames f{bytes, chunk_bytes};
+  for (int j = 0; j < n; ++j) {
+    const int peer = group.ranks[j];
+    if (j == p || (!mailed.empty() && mailed[peer])) continue;
+    send_frames(plan, peer, kDirectStep, in, f);
+    recv_frames(plan, peer, kDirectStep, inputs + j * bytes, f);
+  }
+  return inputs;
+}
+
+void reduce_gathered_inputs(const Group& group, const uint8_t* gathered, const void* send,
+                            void* recv, uint64_t count, const Reduction& r, Scratch& scratch) {
+  const int n = group.size();
+  const uint64_t bytes = count * dtype_size(r.dtype);
+  std::vector<const uint8_t*>& order = scratch.inputs_in_order;
+  order.resize(n);
+  for (int j = 0; j < n; ++j)
+    order[j] = j == group.me ? static_cast<const uint8_t*>(send) : gathered + j * bytes;
+  uint8_t* acc = scratch.get(1, count * dtype_size(accumulation_type(r.dtype)));
+  fold_in_order(order, r.dtype, r.op, count, acc);
+  finalize_reduction(acc, accumulation_type(r.dtype), recv, r.dtype, count, r.op, r.avg_ranks);
+}
+
 Finish build_direct_all_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
                                const Reduction& r) {
-  Plan& plan = *ctx.plan;
-  const int n = ctx.group.size(), p = ctx.group.me;
-  const uint64_t bytes = count * dtype_size(r.dtype);
-  const auto* in = static_cast<const uint8_t*>(send);
-  uint8_t* inputs = ctx.scratch->get(0, bytes * n);
-  Frames f{bytes, ctx.chunk_bytes};
-  for (int j = 0; j < n; ++j) {
-    if (j == p) continue;
-    send_frames(plan, ctx.group.ranks[j], kDirectStep, in, f);
-    recv_frames(plan, ctx.group.ranks[j], kDirectStep, inputs + j * bytes, f);
-  }
+  const uint8_t* inputs = plan_direct_all_reduce_frames(
+      *ctx.plan, ctx.group, ctx.chunk_bytes, *ctx.scratch, send, count * dtype_size(r.dtype), {});
   Scratch* scratch = ctx.scratch;
-  return [=] {
-    std::vector<const uint8_t*> order(n);
-    for (int j = 0; j < n; ++j) order[j] = j == p ? in : inputs + j * bytes;
-    uint8_t* acc = scratch->get(1, count * dtype_size(accumulation_type(r.dtype)));
-    fold_in_order(order, r.dtype, r.op, count, acc);
-    finalize_reduction(acc, accumulation_type(r.dtype), recv, r.dtype, count, r.op, r.avg_ranks);
+  return [=, group = ctx.group] {
+    reduce_gathered_inputs(group, inputs, send, recv, count, r, *scratch);
   };
 }
 

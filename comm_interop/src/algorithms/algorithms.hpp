@@ -35,6 +35,7 @@ struct Scratch {
   // Grows on demand; reused across calls.
   uint8_t* get(size_t index, uint64_t bytes);
   std::vector<std::vector<uint8_t>> buffers;
+  std::vector<const uint8_t*> inputs_in_order;  // a fold's operands
 };
 
 struct BuildContext {
@@ -61,6 +62,18 @@ Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, ui
                              const Reduction& r);
 Finish build_direct_all_reduce(BuildContext& ctx, const void* send, void* recv, uint64_t count,
                                const Reduction& r);
+// The direct all-reduce with the inputs of some peers delivered another way
+// (the transport's shared-memory mailboxes): frames only to and from the
+// group members whose `mailed` entry (by global rank) is false. Returns
+// where every member's input goes (group position j at j * bytes); after
+// the plan and the mail, reduce_gathered_inputs() folds them.
+uint8_t* plan_direct_all_reduce_frames(Plan& plan, const Group& group, uint64_t chunk_bytes,
+                                       Scratch& scratch, const void* send, uint64_t bytes,
+                                       const std::vector<bool>& mailed);
+// recv = the rank-order fold of the gathered inputs (`send` stands for this
+// rank's own): the direct all-reduce's finish.
+void reduce_gathered_inputs(const Group& group, const uint8_t* gathered, const void* send,
+                            void* recv, uint64_t count, const Reduction& r, Scratch& scratch);
 Finish build_ring_reduce_scatter(BuildContext& ctx, const void* send, void* recv,
                                  uint64_t recv_count, const Reduction& r);
 Finish build_direct_reduce_scatter(BuildContext& ctx, const void* send, void* recv,

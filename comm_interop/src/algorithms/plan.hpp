@@ -83,10 +83,16 @@ class Plan {
   // device memory), driven by the transport while it runs the plan: called
   // every turn until it returns true; `*moved` says it did something (the
   // transport then looks again without sleeping). Its deadline, aborts and
-  // lost peers are the plan's.
+  // lost peers are the plan's. Progress that a lane's doorbell announces
+  // (the shared-memory mailboxes) lets the transport sleep until it rings;
+  // other progress is looked at every millisecond.
   using ProgressFn = std::function<bool(bool* moved)>;
-  void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
+  void set_progress(ProgressFn fn, bool announced_by_doorbell = false) {
+    progress_ = std::move(fn);
+    progress_announced_ = announced_by_doorbell;
+  }
   bool has_progress() const { return static_cast<bool>(progress_); }
+  bool progress_announced_by_doorbell() const { return progress_announced_; }
   bool progress(bool* moved) { return progress_(moved); }
 
   // The user's call this plan carries out, in every collective frame it sends.
@@ -121,6 +127,7 @@ class Plan {
   std::vector<Task> tasks_;
   AccessFn before_access_;
   ProgressFn progress_;
+  bool progress_announced_ = false;
 };
 
 }  // namespace polychip::comm

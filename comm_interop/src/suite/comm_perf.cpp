@@ -168,6 +168,7 @@ int run_rank(const PerfOptions& o) {
         r["algorithm"] = std::string(algorithm_name(rec.algorithm));
         r["path"] = std::string(data_path_name(rec.path));
         r["transport"] = rec.transport;
+        r["mailbox"] = rec.mailbox;
         doc["results"].push_back(r);
       }
     }
@@ -304,6 +305,10 @@ int run_comm_perf(const PerfOptions& o) {
     LocalLaunch launch;
     launch.np = *o.np;
     launch.argv = own_command_line();
+    // The ranks do no BLAS work, but OpenBLAS starts a thread per core in
+    // every process, which spins ~0.1-0.2 s before sleeping: on the cores
+    // the timed loops need (it tripled 8-byte latencies measured here).
+    if (!std::getenv("OPENBLAS_NUM_THREADS")) launch.extra_env["OPENBLAS_NUM_THREADS"] = "1";
     return launch_local(launch);
   }
   return run_rank_named(o);

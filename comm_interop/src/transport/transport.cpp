@@ -74,6 +74,12 @@ struct Transport::Connection {
   // (socket 0) that carries its doorbells.
   std::unique_ptr<ByteRing> rx, tx;
   Connection* doorbell = nullptr;
+  // A shared-memory lane's rings also carry mailboxes (theirs to us, ours
+  // to them), and the running exchange's mail it owes: one of each.
+  ShmRing* mail_in = nullptr;
+  ShmRing* mail_out = nullptr;
+  bool mail_to_post = false;
+  bool mail_to_take = false;
   std::string control_out;  // doorbell frames not yet written (TCP only)
   bool closed = false;      // the peer closed it cleanly between frames
   int pending_receives = 0;
@@ -121,6 +127,7 @@ Transport::Transport(int rank, std::vector<PeerInfo> peers, Fd listener,
   }
   connections_.resize(peers_.size());
   lane_of_peer_.assign(peers_.size(), nullptr);
+  mailbox_peers_.assign(peers_.size(), false);
   link_of_peer_.assign(peers_.size(), "tcp");
   connect_mesh(std::move(listener), credentials);
   const Deadline deadline(options_.timeout_seconds, options_.setup_cancelled);
@@ -273,6 +280,14 @@ void Transport::add_lane(int peer, std::unique_ptr<ByteRing> rx, std::unique_ptr
   lane->rx = std::move(rx);
   lane->tx = std::move(tx);
   lane->doorbell = connections_[peer][0].get();
+  lane->mail_in = dynamic_cast<ShmRing*>(lane->rx.get());
+  lane->mail_out = dynamic_cast<ShmRing*>(lane->tx.get());
+  if (lane->mail_in && lane->mail_out) {
+    mailbox_peers_[peer] = true;
+    ++mailbox_count_;
+  } else {
+    lane->mail_in = lane->mail_out = nullptr;
+  }
   lanes_wake_by_doorbell_ =
       lanes_wake_by_doorbell_ && lane->rx->wakes_by_doorbell() && lane->tx->wakes_by_doorbell();
   lane_of_peer_[peer] = lane.get();
@@ -550,17 +565,13 @@ bool Transport::spin(Look&& look) {
   }
 }
 
-bool Transport::spin_lanes() {
-  return spin([this] { return pump_lanes(); });
-}
-
 bool Transport::arm_lanes() {
   // Nothing moved on any lane: one that still waits for bytes from a peer
   // whose connection closed waits for bytes that cannot come. Every lane is
   // looked at before any is armed (an arm that finds work ends the turn).
   for (const auto& lane : lanes_) {
-    const bool reading = lane->pending_receives > 0 && !lane->parked;
-    const bool writing = lane->send_task >= 0 || !lane->queue.empty();
+    const bool reading = (lane->pending_receives > 0 && !lane->parked) || lane->mail_to_take;
+    const bool writing = lane->send_task >= 0 || !lane->queue.empty() || lane->mail_to_post;
     if ((reading || writing || progress_pending_) && lane->doorbell->closed) {
       fail_lost_peer(*lane, "the peer closed its connection with " +
                                 std::to_string(lane->pending_receives) +
@@ -572,8 +583,95 @@ bool Transport::arm_lanes() {
     const bool writing = lane->send_task >= 0 || !lane->queue.empty();
     if (reading && !lane->rx->arm_reader()) return false;
     if (writing && !lane->tx->arm_writer()) return false;
+    if (lane->mail_to_take && !lane->mail_in->arm_mail_reader(mail_seq_)) return false;
+    if (lane->mail_to_post && !lane->mail_out->arm_mail_writer(mail_seq_)) return false;
   }
   return true;
+}
+
+bool Transport::exchange_mail(const MailExchange& x) {
+  bool moved = false;
+  for (const auto& lane_owner : lanes_) {
+    Connection& lane = *lane_owner;
+    if (lane.mail_to_post && lane.mail_out->post_mail(x.seq, x.message, x.message_bytes)) {
+      lane.mail_to_post = false;
+      --mail_left_;
+      moved = true;
+      if (lane.tx->take_reader_waiting()) ring_doorbell(lane);
+    }
+    if (!lane.mail_to_take) continue;
+    uint8_t got[kShmMailBytes];
+    const int64_t got_bytes = lane.mail_in->take_mail(x.seq, got);
+    if (got_bytes < 0) continue;
+    lane.mail_to_take = false;
+    --mail_left_;
+    moved = true;
+    if (lane.rx->take_writer_waiting()) ring_doorbell(lane);
+    newest_collective_seen_[lane.peer] = std::max(newest_collective_seen_[lane.peer], x.seq + 1);
+    CallSignature theirs;
+    if (static_cast<uint64_t>(got_bytes) >= sizeof(theirs)) {
+      std::memcpy(&theirs, got, sizeof(theirs));
+      if (!(theirs == plan_->call())) fail_signature_mismatch(lane, x.seq, theirs);
+    }
+    if (static_cast<uint64_t>(got_bytes) != x.message_bytes) {
+      fail_on(lane, StatusCode::kDataCorruption,
+              "a mailbox message of " + std::to_string(got_bytes) + " bytes, expected " +
+                  std::to_string(x.message_bytes));
+    }
+    std::memcpy(x.gathered + lane.peer * x.bytes, got + sizeof(CallSignature), x.bytes);
+  }
+  return moved;
+}
+
+void Transport::run_with_mailboxes(Plan& plan, const void* mine, uint64_t bytes,
+                                   uint8_t* gathered) {
+  if (bytes > kMailboxBlockBytes) {
+    throw_error(StatusCode::kInternal, "a mailbox block of " + std::to_string(bytes) +
+                                           " bytes exceeds " + std::to_string(kMailboxBlockBytes));
+  }
+  MailExchange x;
+  x.seq = plan.seq();
+  x.bytes = bytes;
+  x.gathered = gathered;
+  x.message_bytes = sizeof(CallSignature) + bytes;
+  const CallSignature call = plan.call();
+  std::memcpy(x.message, &call, sizeof(call));
+  std::memcpy(x.message + sizeof(call), mine, bytes);
+  {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    if (failed_) throw_error(failure_code_, failure_ + " (the communicator failed earlier)");
+    plan_ = &plan;
+  }
+  mail_seq_ = x.seq;
+  mail_left_ = 0;
+  for (const auto& lane : lanes_) {
+    if (!lane->mail_in) continue;
+    lane->mail_to_post = lane->mail_to_take = true;
+    mail_left_ += 2;
+  }
+  if (plan.empty()) {
+    // Peers on other cores answer within a microsecond or two: no plan,
+    // no poll(), unless they are late.
+    try {
+      if (spin([&] {
+            exchange_mail(x);
+            return mail_left_ == 0;
+          })) {
+        std::lock_guard<std::mutex> lock(abort_mutex_);
+        plan_ = nullptr;
+        return;
+      }
+    } catch (const Error& e) {
+      fail_run(e);
+    }
+  }
+  plan.set_progress(
+      [&](bool* moved) {
+        *moved = exchange_mail(x);
+        return mail_left_ == 0;
+      },
+      /*announced_by_doorbell=*/true);
+  run(plan);
 }
 
 Transport::Connection& Transport::connection_for(const Task& t) {
@@ -589,6 +687,15 @@ void Transport::fail_on(Connection& c, StatusCode code, const std::string& why) 
                      : link_of_peer_[c.peer] == "shm" ? std::string("shared memory")
                                                       : std::string("RDMA lane");
   throw_error(code, what + ": " + why + " [" + describe_peer(c.peer) + ", " + link + "]");
+}
+
+void Transport::fail_signature_mismatch(Connection& c, uint64_t seq, const CallSignature& theirs) {
+  fail_on(c, StatusCode::kFailedPrecondition,
+          "collective #" + std::to_string(seq) + ": rank " + std::to_string(c.peer) + " called " +
+              describe_call(theirs) + " while rank " + std::to_string(rank_) + " called " +
+              describe_call(plan_->call()) +
+              " (signature mismatch: every rank must make the same collective calls, with the "
+              "same arguments, in the same order)");
 }
 
 void Transport::fail_lost_peer(Connection& c, const std::string& why) {
@@ -721,12 +828,7 @@ bool Transport::start_frame(Connection& c) {
     newest_collective_seen_[c.peer] = std::max(newest_collective_seen_[c.peer], f.seq + 1);
   if (f.kind == FrameKind::kCollective && plan_->kind() == FrameKind::kCollective &&
       f.seq == plan_->seq() && !(f.call == plan_->call())) {
-    fail_on(c, StatusCode::kFailedPrecondition,
-            "collective #" + std::to_string(f.seq) + ": rank " + std::to_string(c.peer) +
-                " called " + describe_call(f.call) + " while rank " + std::to_string(rank_) +
-                " called " + describe_call(plan_->call()) +
-                " (signature mismatch: every rank must make the same collective calls, with the "
-                "same arguments, in the same order)");
+    fail_signature_mismatch(c, f.seq, f.call);
   }
   Key key{c.peer, f.kind, f.seq, f.step, f.chunk};
   auto it = receives_.find(key);
@@ -742,7 +844,7 @@ bool Transport::start_frame(Connection& c) {
                 std::to_string(f.seq) + ", step " + std::to_string(f.step) + ", chunk " +
                 std::to_string(f.chunk) +
                 "): duplicate, stale, or the ranks called different collectives / used "
-                "different POLYCHIP_COMM_ALGO settings");
+                "different POLYCHIP_COMM_ALGO or POLYCHIP_COMM_CHECKSUM settings");
   }
   int task = it->second;
   receives_.erase(it);
@@ -873,15 +975,20 @@ std::string Transport::pending_summary() const {
     if (t.done) continue;
     (t.is_send ? sends : receives)[t.peer]++;
   }
+  for (const auto& lane : lanes_) {
+    if (lane->mail_to_take) receives[lane->peer] += 0;  // listed, as mail
+  }
   std::string s;
   const std::string call = std::string(plan_->name()) + " #" + std::to_string(plan_->seq());
   for (auto [peer, n] : receives) {
-    s += "; waiting for " + std::to_string(n) + " frame(s) from " + describe_peer(peer);
+    s += "; waiting for " +
+         (n > 0 ? std::to_string(n) + " frame(s)" : std::string("its mailbox message")) + " from " +
+         describe_peer(peer);
     if (plan_->kind() != FrameKind::kCollective) continue;
     // What this rank saw of the peer: the classes of a hang.
     const uint64_t seen = newest_collective_seen_[peer];
     if (seen <= plan_->seq()) {
-      s += ": it never entered " + call + " (missing-enter; its newest frame here was " +
+      s += ": it never entered " + call + " (missing-enter; its newest message here was " +
            (seen == 0 ? std::string("none") : "of collective #" + std::to_string(seen - 1)) + ")";
     } else if (seen == plan_->seq() + 1) {
       s += ": it entered " + call +
@@ -894,6 +1001,10 @@ std::string Transport::pending_summary() const {
   }
   for (auto [peer, n] : sends) {
     s += "; " + std::to_string(n) + " frame(s) to " + describe_peer(peer) + " not sent";
+  }
+  for (const auto& lane : lanes_) {
+    if (lane->mail_to_post)
+      s += "; the mailbox to " + describe_peer(lane->peer) + " still holds its previous message";
   }
   return s;
 }
@@ -1028,7 +1139,10 @@ void Transport::run(Plan& plan) {
     for (const Task& t : tasks) plan_bytes += t.bytes;
     const bool spin_sockets = plan_bytes <= kSpinPlanBytes;
     bool progress_done = !plan.has_progress();
-    progress_pending_ = !progress_done;
+    // Mail is owed by (and to) some peers, each lane says which; other
+    // progress (the GDR ring) needs every peer until it is done.
+    const bool mail = plan.progress_announced_by_doorbell();
+    progress_pending_ = !progress_done && !mail;
     Clock::time_point progress_moved_at = Clock::now();
     while (remaining_ > 0 || !progress_done) {
       if (abort_requested_) {
@@ -1044,17 +1158,32 @@ void Transport::run(Plan& plan) {
         // Like an RDMA lane: nothing wakes poll() when a write lands.
         bool moved = false;
         progress_done = plan.progress(&moved);
-        progress_pending_ = !progress_done;
+        progress_pending_ = !progress_done && !mail;
         if (moved) progress_moved_at = Clock::now();
-        const bool recent =
-            Clock::now() - progress_moved_at < std::chrono::microseconds(kRdmaSpinMicros);
-        timeout_ms = std::min(timeout_ms, progress_done || recent ? 0 : 1);
+        if (mail) {
+          if (progress_done || moved) timeout_ms = 0;
+        } else {
+          const bool recent =
+              Clock::now() - progress_moved_at < std::chrono::microseconds(kRdmaSpinMicros);
+          timeout_ms = std::min(timeout_ms, progress_done || recent ? 0 : 1);
+        }
         if (remaining_ == 0 && progress_done) break;
       }
       if (!lanes_.empty()) {
         // Rings have no descriptor: look at them every turn; sleep only
-        // with the wake-up flags armed, so a doorbell ends the sleep.
-        if (pump_lanes() || spin_lanes()) {
+        // with the wake-up flags armed, so a doorbell ends the sleep. Mail
+        // (progress a doorbell announces) is looked for with them.
+        auto look = [&] {
+          bool moved = pump_lanes();
+          if (!progress_done && mail) {
+            bool mail_moved = false;
+            progress_done = plan.progress(&mail_moved);
+            progress_pending_ = !progress_done && !mail;
+            moved = moved || mail_moved;
+          }
+          return moved;
+        };
+        if (look() || spin(look)) {
           timeout_ms = 0;
           lanes_moved_at = Clock::now();
         } else if (!arm_lanes()) {
@@ -1129,18 +1258,22 @@ void Transport::run(Plan& plan) {
     }
     drain_lanes();
   } catch (const Error& e) {
-    progress_pending_ = false;
-    std::lock_guard<std::mutex> lock(abort_mutex_);
-    failed_ = true;
-    failure_code_ = e.code();
-    failure_ = e.message();
-    std::string reason = "rank " + std::to_string(rank_) + " failed: " + e.message();
-    shut_down_connections(&reason);
-    plan_ = nullptr;
-    throw;
+    fail_run(e);
   }
   std::lock_guard<std::mutex> lock(abort_mutex_);
   plan_ = nullptr;
+}
+
+void Transport::fail_run(const Error& e) {
+  progress_pending_ = false;
+  std::lock_guard<std::mutex> lock(abort_mutex_);
+  failed_ = true;
+  failure_code_ = e.code();
+  failure_ = e.message();
+  std::string reason = "rank " + std::to_string(rank_) + " failed: " + e.message();
+  shut_down_connections(&reason);
+  plan_ = nullptr;
+  throw;  // called in a handler: rethrows the error as caught
 }
 
 }  // namespace polychip::comm

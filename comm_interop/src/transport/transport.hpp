@@ -22,6 +22,7 @@
 #include "polychip/error.hpp"
 #include "security/handshake.hpp"
 #include "transport/hang_report.hpp"
+#include "transport/shm/shm_ring.hpp"
 #include "transport/tcp/socket.hpp"
 
 namespace polychip::comm {
@@ -83,6 +84,20 @@ class Transport {
   // The RDMA provider of this rank's lanes, empty without any.
   std::string rdma_provider() const;
 
+  // Shared-memory mailboxes (shm_ring.hpp): by rank, whether that peer has
+  // one (its link is shared memory); the largest block one carries.
+  static constexpr uint64_t kMailboxBlockBytes = kShmMailBytes - sizeof(CallSignature);
+  const std::vector<bool>& mailbox_peers() const { return mailbox_peers_; }
+  bool has_mailboxes() const { return mailbox_count_ > 0; }
+  // Runs `plan` (frames to the peers without a mailbox; may be empty) and
+  // exchanges `bytes` (at most kMailboxBlockBytes) with every peer that has
+  // a mailbox: `mine` to each, each one's into `gathered` at peer * bytes,
+  // under the plan's sequence number and call (a peer's other call fails at
+  // once, naming both). With only mail to move and the peers on time no
+  // plan runs: a few stores and loads per peer. Waits, fails and times out
+  // as run() does.
+  void run_with_mailboxes(Plan& plan, const void* mine, uint64_t bytes, uint8_t* gathered);
+
  private:
   struct Connection;
   struct Key {
@@ -95,6 +110,14 @@ class Transport {
   };
   struct KeyHash {
     size_t operator()(const Key& k) const;
+  };
+
+  struct MailExchange {
+    uint64_t seq = 0;
+    uint8_t message[kShmMailBytes];  // the call's signature, then the block
+    uint64_t message_bytes = 0;
+    uint64_t bytes = 0;  // of the block
+    uint8_t* gathered = nullptr;
   };
 
   void connect_mesh(Fd listener, const Credentials& credentials);
@@ -120,10 +143,10 @@ class Transport {
   // Calls `look` until it returns true (then true) or kSpinMicros pass.
   template <typename Look>
   bool spin(Look&& look);
-  // Polls the rings for a short while before sleeping; true when bytes moved.
-  bool spin_lanes();
   // Arms the wake-up flags before sleeping; false when a link has work now.
   bool arm_lanes();
+  // Posts and takes what mail it can; true when some moved.
+  bool exchange_mail(const MailExchange& x);
   void enqueue_send(int task);
   void complete(int task);
   void handle_readable(Connection& c);
@@ -131,6 +154,12 @@ class Transport {
   bool start_frame(Connection& c);  // false: parked for a later plan
   void finish_receive(Connection& c);
   [[noreturn]] void fail_on(Connection& c, StatusCode code, const std::string& why);
+  // The peer's collective `seq` is another call than the running plan's.
+  [[noreturn]] void fail_signature_mismatch(Connection& c, uint64_t seq,
+                                            const CallSignature& theirs);
+  // The running plan failed with `e` (called in its handler): the
+  // transport fails for good, tells the peers why, and rethrows.
+  [[noreturn]] void fail_run(const Error& e);
   // The peer's connection broke: first read what it already sent on its
   // sockets, so an abort frame's reason wins over a bare "connection closed".
   [[noreturn]] void fail_lost_peer(Connection& c, const std::string& why);
@@ -158,6 +187,10 @@ class Transport {
   // More ranks on this host than CPUs: spinning yields the core.
   bool spin_yields_ = true;
   std::vector<Connection*> lane_of_peer_;  // nullptr: the peer is reached over TCP
+  std::vector<bool> mailbox_peers_;
+  int mailbox_count_ = 0;
+  uint64_t mail_seq_ = 0;  // the running exchange's sequence number
+  int mail_left_ = 0;      // posts and takes it still owes
   uint64_t lane_bytes_moved_ = 0;
   int refused_connections_ = 0;
 
@@ -184,7 +217,8 @@ class Transport {
   std::string abort_reason_;
   int wake_pipe_[2] = {-1, -1};
   bool scanning_lost_peer_ = false;
-  // The running plan's progress work is not done: every peer is needed.
+  // The running plan's progress work (other than mail) is not done: every
+  // peer is needed.
   bool progress_pending_ = false;
   bool failed_ = false;
   std::string failure_;

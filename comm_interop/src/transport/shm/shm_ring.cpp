@@ -182,4 +182,58 @@ bool ShmRing::take_writer_waiting() {
          control_->writer_waiting.exchange(0, std::memory_order_seq_cst) != 0;
 }
 
+bool ShmRing::mail_posted(uint64_t seq) const {
+  const uint64_t slot = seq % 2;
+  return control_->mail[slot].posted.load(std::memory_order_seq_cst) == seq + 1 &&
+         control_->mail_taken[slot].load(std::memory_order_relaxed) != seq + 1;
+}
+
+bool ShmRing::mail_slot_free(uint64_t seq) const {
+  const uint64_t slot = seq % 2;
+  return control_->mail_taken[slot].load(std::memory_order_seq_cst) ==
+         control_->mail[slot].posted.load(std::memory_order_relaxed);
+}
+
+bool ShmRing::post_mail(uint64_t seq, const void* data, uint64_t bytes) {
+  if (bytes > kShmMailBytes) {
+    throw_error(StatusCode::kInternal, "a mailbox message of " + std::to_string(bytes) +
+                                           " bytes exceeds the mailbox (" +
+                                           std::to_string(kShmMailBytes) + ")");
+  }
+  if (!mail_slot_free(seq)) return false;
+  ShmMailSlot& slot = control_->mail[seq % 2];
+  slot.bytes = bytes;
+  std::memcpy(slot.data, data, bytes);
+  slot.posted.store(seq + 1, std::memory_order_seq_cst);
+  return true;
+}
+
+int64_t ShmRing::take_mail(uint64_t seq, void* out) {
+  if (!mail_posted(seq)) return -1;
+  ShmMailSlot& slot = control_->mail[seq % 2];
+  const uint64_t bytes = slot.bytes;
+  if (bytes > kShmMailBytes) {
+    throw_error(StatusCode::kDataCorruption, "shared-memory ring " + name_ +
+                                                 ": the sender's mailbox message claims " +
+                                                 std::to_string(bytes) + " bytes");
+  }
+  std::memcpy(out, slot.data, bytes);
+  control_->mail_taken[seq % 2].store(seq + 1, std::memory_order_seq_cst);
+  return static_cast<int64_t>(bytes);
+}
+
+bool ShmRing::arm_mail_reader(uint64_t seq) {
+  control_->reader_waiting.store(1, std::memory_order_seq_cst);
+  if (!mail_posted(seq)) return true;
+  control_->reader_waiting.store(0, std::memory_order_relaxed);
+  return false;
+}
+
+bool ShmRing::arm_mail_writer(uint64_t seq) {
+  control_->writer_waiting.store(1, std::memory_order_seq_cst);
+  if (!mail_slot_free(seq)) return true;
+  control_->writer_waiting.store(0, std::memory_order_relaxed);
+  return false;
+}
+
 }  // namespace polychip::comm

@@ -13,6 +13,13 @@
 // re-checks the ring; the other side, after moving bytes, takes the flag and
 // rings a doorbell on the TCP connection (sequentially consistent flag and
 // counter accesses, so no wake-up is lost).
+//
+// Beside the ring, a mailbox: one small message per collective sequence
+// number, for collectives too small for frames to pay (a frame costs a
+// plan, a header and a ring pass on each side; a message is a few stores).
+// Two slots (even and odd sequence numbers), each free again once the
+// receiver took its message: a rank may run one collective ahead of a
+// peer (a broadcast root does) without waiting.
 #pragma once
 
 #include <array>
@@ -29,6 +36,12 @@ inline constexpr uint32_t kShmRingMagic = 0x31534350;  // "PCS1"
 // ring's bytes. Counters sit on their own cache lines: the sender writes
 // head and the receiver tail, each only reading the other's.
 inline constexpr uint64_t kShmRingControlBytes = 4096;
+inline constexpr uint64_t kShmMailBytes = 240;
+struct ShmMailSlot {
+  std::atomic<uint64_t> posted;  // 1 + the sequence number of the message held (0: none yet)
+  uint64_t bytes;                // the message's size (the sender wrote it: checked)
+  uint8_t data[kShmMailBytes];
+};
 struct ShmRingControl {
   uint32_t magic;
   uint32_t version;
@@ -38,6 +51,8 @@ struct ShmRingControl {
   alignas(64) std::atomic<uint64_t> tail;  // bytes ever consumed (receiver)
   alignas(64) std::atomic<uint32_t> reader_waiting;
   alignas(64) std::atomic<uint32_t> writer_waiting;
+  alignas(64) ShmMailSlot mail[2];                  // written by the sender
+  alignas(64) std::atomic<uint64_t> mail_taken[2];  // by the receiver: a slot's last `posted` taken
 };
 static_assert(sizeof(ShmRingControl) <= kShmRingControlBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared counters must be lock-free");
@@ -75,6 +90,17 @@ class ShmRing final : public ByteRing {
   bool take_reader_waiting() override;
   bool take_writer_waiting() override;
 
+  // The mailbox. Sender: posts the message for `seq`; false (nothing
+  // written) while that slot's previous message is not taken yet.
+  bool post_mail(uint64_t seq, const void* data, uint64_t bytes);
+  // Receiver: copies the message for `seq` into `out` (kShmMailBytes room)
+  // and frees its slot; -1 while it is not posted.
+  int64_t take_mail(uint64_t seq, void* out);
+  // Before sleeping, as arm_reader()/arm_writer(): false when the message
+  // awaited is posted, or the slot to post into is free, already.
+  bool arm_mail_reader(uint64_t seq);
+  bool arm_mail_writer(uint64_t seq);
+
  private:
   ShmRing() = default;
   void release();  // unlinks and unmaps (destructor, move-assignment)
@@ -82,6 +108,8 @@ class ShmRing final : public ByteRing {
   uint64_t used(const char* other_side) const;
   uint64_t readable() const;
   uint64_t writable() const;
+  bool mail_posted(uint64_t seq) const;  // and not taken yet
+  bool mail_slot_free(uint64_t seq) const;
 
   std::string name_;
   Token token_{};
