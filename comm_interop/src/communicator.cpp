@@ -108,6 +108,12 @@ struct Communicator::Impl {
   std::unique_ptr<Transport> transport;
   std::vector<RankInfo> ranks;
   int islands = 1;
+  // The configuration's per-call choices, decided once (string compares
+  // would show in the latency of small calls).
+  bool all_reduce_hierarchical = false;
+  enum class Choice { kNo, kYes, kAuto };
+  Choice staging_overlap = Choice::kAuto;         // POLYCHIP_COMM_STAGING overlap / whole / auto
+  Algorithm algorithm_forced = Algorithm::kNone;  // POLYCHIP_COMM_ALGO; kNone: by size
   Scratch scratch;
   mutable Group whole_group;  // whole(): every rank, in rank order
   Staging staging;
@@ -226,6 +232,14 @@ struct Communicator::Impl {
     ic.my_position = static_cast<int>(
         std::find(ic.global_ranks.begin(), ic.global_ranks.end(), rank) - ic.global_ranks.begin());
     island_ccl = make_island_ccl(ic);
+    all_reduce_hierarchical =
+        config.path == "hierarchical" || (config.path == "auto" && islands > 1 && island_ccl);
+    staging_overlap = config.staging == "overlap" ? Choice::kYes
+                      : config.staging == "auto"  ? Choice::kAuto
+                                                  : Choice::kNo;
+    algorithm_forced = config.algorithm == "ring"     ? Algorithm::kRing
+                       : config.algorithm == "direct" ? Algorithm::kDirect
+                                                      : Algorithm::kNone;
     if (store_server) store_server->join();
   }
 
@@ -462,8 +476,7 @@ struct Communicator::Impl {
   }
 
   bool use_direct(uint64_t bytes) const {
-    if (config.algorithm == "ring") return false;
-    if (config.algorithm == "direct") return true;
+    if (algorithm_forced != Algorithm::kNone) return algorithm_forced == Algorithm::kDirect;
     return bytes <= config.small_bytes;
   }
 
@@ -892,20 +905,21 @@ void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DT
   Timer timer;
   CallRecord& rec = impl_->begin("all_reduce", dtype, op, count);
   const uint64_t bytes = rec.bytes;
-  bool hierarchical = impl_->config.path == "hierarchical" ||
-                      (impl_->config.path == "auto" && impl_->islands > 1 && impl_->island_ccl);
+  const bool hierarchical = impl_->all_reduce_hierarchical;
   if (impl_->gdr && bytes > 0 && !hierarchical &&
       impl_->gdr_collective(GdrCollective::kAllReduce, send, recv, count, dtype, op, rec)) {
     impl_->history.back().seconds = timer.seconds();
     return;
   }
   // Device -> host, network and host -> device overlap, piece by piece.
-  const std::string& mode = impl_->config.staging;
+  using Choice = Impl::Choice;
+  const Choice overlap = impl_->staging_overlap;
   auto engine = [](const BufferRef& b) {
     return b.on_device() && b.device()->properties().has(POLYCHIP_CAP_COPY_ENGINE);
   };
-  StreamedStaging io(impl_->staging, impl_->config.chunk_bytes,
-                     mode == "overlap" || (mode == "auto" && (engine(send) || engine(recv))));
+  StreamedStaging io(
+      impl_->staging, impl_->config.chunk_bytes,
+      overlap == Choice::kYes || (overlap == Choice::kAuto && (engine(send) || engine(recv))));
   uint8_t* in = io.input(send, bytes);
   uint8_t* out = io.output(recv, bytes, send.same_memory(recv));
   bool staged = impl_->staging.staged(send) || impl_->staging.staged(recv);

@@ -42,8 +42,8 @@ constexpr uint64_t kSpinPlanBytes = 256 * 1024;
 // RDMA lanes cannot be woken by a doorbell: a rank keeps polling them this
 // long after they last moved, then looks every millisecond.
 constexpr int kRdmaSpinMicros = 2000;
-// Looks a spinning rank makes before it starts yielding its core.
-constexpr unsigned kPausedLooks = 64;
+// How long a spinning rank only pauses before it starts yielding its core.
+constexpr int kPausedMicros = 20;
 // A spinning rank reads the clock once every this many looks.
 constexpr unsigned kLooksPerClockRead = 16;
 // How long a rank that timed out waits for its peers to say where they wait.
@@ -80,6 +80,13 @@ struct Transport::Connection {
   ShmRing* mail_out = nullptr;
   bool mail_to_post = false;
   bool mail_to_take = false;
+  // 1 + the sequence number of our latest message in each slot, and of the
+  // peer's latest message taken. A peer that posted for collective T had
+  // finished every collective before it, so it took our messages of those
+  // (pairs exchange mail both ways or not at all): our slot of seq P < T is
+  // free without asking.
+  uint64_t mail_posted[2] = {0, 0};
+  uint64_t mail_peer_entered = 0;
   std::string control_out;  // doorbell frames not yet written (TCP only)
   bool closed = false;      // the peer closed it cleanly between frames
   int pending_receives = 0;
@@ -547,21 +554,32 @@ bool Transport::pump_lanes() {
 
 template <typename Look>
 bool Transport::spin(Look&& look) {
-  const Clock::time_point until = Clock::now() + std::chrono::microseconds(kSpinMicros);
+  // The clock is read every kLooksPerClockRead looks only (a read costs
+  // about as much as a look), the first time after as many: most answers
+  // from a peer on another core come before it.
+  Clock::time_point pause_until{}, until{};
+  bool yielding = spin_yields_;
   for (unsigned looks = 1;; ++looks) {
     // With the peer running on another core its bytes land within a
     // microsecond or two: the first looks only pause (a sched_yield() per
-    // look would add a syscall to every answer). Later looks, and every
-    // look of ranks that share cores, yield: the peer waited for may be
-    // descheduled (by this job or another) and needs the core.
-    if (spin_yields_ || looks > kPausedLooks) {
+    // look would add a syscall to every answer). After kPausedMicros, and
+    // every look of ranks that share cores, yield: the peer waited for may
+    // be descheduled (by this job or another) and need the core.
+    if (yielding) {
       std::this_thread::yield();
     } else {
       cpu_relax();
     }
     if (look()) return true;
-    if (looks % kLooksPerClockRead == 0 && (Clock::now() >= until || abort_requested_))
-      return false;
+    if (looks % kLooksPerClockRead == 0) {
+      const Clock::time_point now = Clock::now();
+      if (looks == kLooksPerClockRead) {
+        pause_until = now + std::chrono::microseconds(kPausedMicros);
+        until = now + std::chrono::microseconds(kSpinMicros);
+      }
+      if (now >= until || abort_requested_) return false;
+      yielding = yielding || now >= pause_until;
+    }
   }
 }
 
@@ -593,7 +611,10 @@ bool Transport::exchange_mail(const MailExchange& x) {
   bool moved = false;
   for (const auto& lane_owner : lanes_) {
     Connection& lane = *lane_owner;
-    if (lane.mail_to_post && lane.mail_out->post_mail(x.seq, x.message, x.message_bytes)) {
+    if (lane.mail_to_post &&
+        lane.mail_out->post_mail(x.seq, x.message, x.message_bytes,
+                                 lane.mail_posted[x.seq % 2] < lane.mail_peer_entered)) {
+      lane.mail_posted[x.seq % 2] = x.seq + 1;
       lane.mail_to_post = false;
       --mail_left_;
       moved = true;
@@ -607,6 +628,7 @@ bool Transport::exchange_mail(const MailExchange& x) {
     --mail_left_;
     moved = true;
     if (lane.rx->take_writer_waiting()) ring_doorbell(lane);
+    lane.mail_peer_entered = x.seq + 1;
     newest_collective_seen_[lane.peer] = std::max(newest_collective_seen_[lane.peer], x.seq + 1);
     CallSignature theirs;
     if (static_cast<uint64_t>(got_bytes) >= sizeof(theirs)) {

@@ -194,13 +194,13 @@ bool ShmRing::mail_slot_free(uint64_t seq) const {
          control_->mail[slot].posted.load(std::memory_order_relaxed);
 }
 
-bool ShmRing::post_mail(uint64_t seq, const void* data, uint64_t bytes) {
+bool ShmRing::post_mail(uint64_t seq, const void* data, uint64_t bytes, bool slot_known_free) {
   if (bytes > kShmMailBytes) {
     throw_error(StatusCode::kInternal, "a mailbox message of " + std::to_string(bytes) +
                                            " bytes exceeds the mailbox (" +
                                            std::to_string(kShmMailBytes) + ")");
   }
-  if (!mail_slot_free(seq)) return false;
+  if (!slot_known_free && !mail_slot_free(seq)) return false;
   ShmMailSlot& slot = control_->mail[seq % 2];
   slot.bytes = bytes;
   std::memcpy(slot.data, data, bytes);

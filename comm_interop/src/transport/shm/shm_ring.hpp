@@ -91,8 +91,10 @@ class ShmRing final : public ByteRing {
   bool take_writer_waiting() override;
 
   // The mailbox. Sender: posts the message for `seq`; false (nothing
-  // written) while that slot's previous message is not taken yet.
-  bool post_mail(uint64_t seq, const void* data, uint64_t bytes);
+  // written) while that slot's previous message is not taken yet. With
+  // `slot_known_free` the receiver's counter is not read (a cache line the
+  // other core wrote last: a miss on every call's path).
+  bool post_mail(uint64_t seq, const void* data, uint64_t bytes, bool slot_known_free = false);
   // Receiver: copies the message for `seq` into `out` (kShmMailBytes room)
   // and frees its slot; -1 while it is not posted.
   int64_t take_mail(uint64_t seq, void* out);
