@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -71,6 +70,22 @@ std::vector<std::unique_ptr<StoreServer>>& id_stores() {
 }
 
 // What every rank's frames of this call carry (wire.hpp CallSignature).
+// Rank 0's rendezvous store socket: the one the local launcher handed down
+// (POLYCHIP_COMM_STORE_FD) for the first communicator of this process that
+// takes it, else a new one on MASTER_PORT.
+Fd store_listener(const LaunchInfo& launch, const std::string& listen_address) {
+  static std::mutex inherited_mutex;
+  static bool inherited_taken = false;
+  std::lock_guard<std::mutex> lock(inherited_mutex);
+  if (launch.store_listener_fd >= 0 && !inherited_taken) {
+    Fd listener = adopt_listening_socket(launch.store_listener_fd, launch.master_port,
+                                         "POLYCHIP_COMM_STORE_FD");
+    inherited_taken = true;
+    return listener;
+  }
+  return listen_tcp(listen_address, launch.master_port).first;
+}
+
 CallSignature call_signature(const CallRecord& rec) {
   const auto& names = collective_names();
   const auto it = std::find(names.begin(), names.end(), rec.collective);
@@ -325,9 +340,10 @@ struct Communicator::Impl {
   }
 
   // Empty when this rank's buffers can take the GDR path (then exported
-  // into `*send_out` and `*recv_out` as the roles need).
+  // into `*send_out` and `*recv_out` as the roles need); `buffer_bytes`:
+  // gdr_buffer_bytes().
   std::string gdr_why_not(GdrCollective collective, const BufferRef& send, const BufferRef& recv,
-                          uint64_t count, DType dtype, GdrRoles roles,
+                          std::pair<uint64_t, uint64_t> buffer_bytes, DType dtype, GdrRoles roles,
                           GdrEndpoint::CallBuffer* send_out, GdrEndpoint::CallBuffer* recv_out) {
     if (roles.reads_send && !send.on_device()) return "send is not device memory";
     if (roles.writes_recv && !recv.on_device()) return "recv is not device memory";
@@ -337,7 +353,7 @@ struct Communicator::Impl {
     if (gdr_sums(collective) &&
         !device.runtime().dispatcher().has_kernel(device, "add", {dtype, dtype, dtype}))
       return device.label() + " has no add kernel for " + std::string(dtype_name(dtype));
-    const auto [send_bytes, recv_bytes] = gdr_buffer_bytes(collective, count * dtype_size(dtype));
+    const auto [send_bytes, recv_bytes] = buffer_bytes;
     std::string why = roles.reads_send ? gdr->export_for_call(send, send_bytes, send_out) : "";
     if (why.empty() && roles.writes_recv) why = gdr->export_for_call(recv, recv_bytes, recv_out);
     return why;
@@ -351,7 +367,7 @@ struct Communicator::Impl {
                       uint64_t count, DType dtype, ReduceOp op, CallRecord& rec, int root = -1) {
     const char* name = gdr_collective_name(collective);
     const uint64_t bytes = count * dtype_size(dtype);
-    const auto [send_bytes, recv_bytes] = gdr_buffer_bytes(collective, bytes);
+    const std::pair<uint64_t, uint64_t> buffer_bytes = gdr_buffer_bytes(collective, bytes);
     const GdrRoles roles = gdr_roles(collective, root);
     // Calls on host memory are no GDR candidates: nothing to tell.
     const bool candidate =
@@ -364,7 +380,8 @@ struct Communicator::Impl {
       return false;
     }
     GdrEndpoint::CallBuffer send_buffer, recv_buffer;
-    why = gdr_why_not(collective, send, recv, count, dtype, roles, &send_buffer, &recv_buffer);
+    why =
+        gdr_why_not(collective, send, recv, buffer_bytes, dtype, roles, &send_buffer, &recv_buffer);
     // The device this rank's part of the call runs on.
     const Device* device = !why.empty()       ? nullptr
                            : roles.reads_send ? send.device()
@@ -380,7 +397,8 @@ struct Communicator::Impl {
         if (collective == GdrCollective::kAllReduce)
           args.scratch = &gdr->scratch(*device, bytes, &mine.scratch);
         if (collective == GdrCollective::kReduceScatter || collective == GdrCollective::kReduce)
-          args.scratch = &gdr->scratch(*device, 2 * send_bytes, &mine.scratch, &args.scratch_local);
+          args.scratch =
+              &gdr->scratch(*device, 2 * buffer_bytes.first, &mine.scratch, &args.scratch_local);
         mine.credit = gdr->credit_region();
         mine.eligible = true;
       } catch (const Error& e) {
@@ -835,22 +853,9 @@ Communicator::Communicator(const LaunchInfo& launch, CommConfig config)
                     launch.master_address + ":" + std::to_string(launch.master_port);
   Credentials creds{launch.secret, job_id_for(std::vector<uint8_t>(job.begin(), job.end()))};
   if (launch.rank == 0) {
-    // The inherited socket serves one communicator; a second one in this
-    // process binds the port itself.
-    static std::atomic<bool> inherited_store_taken{false};
     Fd listener;
     try {
-      if (launch.store_listener_fd >= 0 && !inherited_store_taken.exchange(true)) {
-        try {
-          listener = adopt_listening_socket(launch.store_listener_fd, launch.master_port,
-                                            "POLYCHIP_COMM_STORE_FD");
-        } catch (const Error&) {
-          inherited_store_taken = false;
-          throw;
-        }
-      } else {
-        listener = listen_tcp(impl_->config.listen_address, launch.master_port).first;
-      }
+      listener = store_listener(launch, impl_->config.listen_address);
     } catch (const Error& e) {
       throw_error(e.code(), "rendezvous store: " + e.message() +
                                 (launch.master_port_derived

@@ -440,6 +440,22 @@ std::string Transport::link_summary() const {
   return summary;
 }
 
+template <typename Moot>
+bool Transport::progress_lane(Connection& lane, Moot&& moot) {
+  try {
+    const bool rx = lane.rx->progress();
+    const bool tx = lane.tx->progress();
+    return rx || tx;
+  } catch (const Error& e) {
+    // The RDMA provider lost the peer (a write did not land), often before
+    // its TCP connection says so: reported as that peer's loss, named,
+    // after the other connections are read for an abort that says why.
+    if (e.code() != StatusCode::kUnavailable) throw;
+    if (moot()) return false;
+    fail_lost_peer(lane, e.message());
+  }
+}
+
 void Transport::drain_lanes() {
   // A peer that hung up after the collective had what it needed (else its
   // failure is its own to report): its lane's unfinished writes are moot.
@@ -452,17 +468,9 @@ void Transport::drain_lanes() {
   for (;;) {
     bool drained = true;
     for (const auto& lane : lanes_) {
-      bool done = false;
-      try {
-        lane->rx->progress();
-        lane->tx->progress();
-        done = lane->rx->drained() && lane->tx->drained();
-      } catch (const Error& e) {
-        // A write that did not land because the peer left is moot here too.
-        if (e.code() != StatusCode::kUnavailable) throw;
-        if (!hung_up(*lane->doorbell)) fail_lost_peer(*lane, e.message());
-        continue;
-      }
+      // A write that did not land because the peer left is moot here too.
+      progress_lane(*lane, [&] { return hung_up(*lane->doorbell); });
+      const bool done = lane->rx->drained() && lane->tx->drained();
       drained = drained && (done || hung_up(*lane->doorbell));
     }
     if (drained) return;
@@ -533,17 +541,7 @@ bool Transport::pump_lanes() {
   const uint64_t before = lane_bytes_moved_;
   bool progressed = false;
   for (const auto& lane : lanes_) {
-    try {
-      progressed = lane->rx->progress() || progressed;
-      progressed = lane->tx->progress() || progressed;
-    } catch (const Error& e) {
-      // The RDMA provider lost the peer (a write did not land), often
-      // before its TCP connection says so: reported as that peer's loss,
-      // named, after the other connections are read for an abort that says
-      // why.
-      if (e.code() != StatusCode::kUnavailable) throw;
-      fail_lost_peer(*lane, e.message());
-    }
+    progressed = progress_lane(*lane, [] { return false; }) || progressed;
     if (!lane->parked) handle_readable(*lane);
     if ((lane->send_task >= 0 || !lane->queue.empty()) && !lane->writing) {
       handle_writable(*lane);

@@ -140,6 +140,10 @@ class Transport {
   void flush_control(Connection& c);
   // Moves what it can on every shared-memory link; true when bytes moved.
   bool pump_lanes();
+  // Progresses a lane's rings; true when bytes moved. A write the provider
+  // could not land fails as the peer's loss unless `moot()` says it is.
+  template <typename Moot>
+  bool progress_lane(Connection& lane, Moot&& moot);
   // Calls `look` until it returns true (then true) or kSpinMicros pass.
   template <typename Look>
   bool spin(Look&& look);
