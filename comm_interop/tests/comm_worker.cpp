@@ -4,7 +4,7 @@
 //   sweep [--devices a,b,..] [--big]   every collective x dtype x size, exact checks
 //                                      (--big: up to 64 MiB)
 //   kill                               rank 1 SIGKILLs itself mid all-reduce
-//   kill-small                         the same mid 8-byte all-reduces (on one host:
+//   kill-small, abort-small            the same mid 8-byte all-reduces (on one host:
 //                                      the shared-memory mailboxes)
 //   hang                               rank 1 SIGSTOPs itself mid all-reduce
 //   abort                              rank 0 calls abort() mid all-reduce
@@ -124,7 +124,7 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
 }
 
 int fault(Communicator& comm, const std::string& mode, const Device* device) {
-  const bool small = mode == "kill-small";
+  const bool small = mode == "kill-small" || mode == "abort-small";
   const uint64_t count = small ? 2 : 4 << 20;  // 8 bytes, or 16 MiB of f32
   std::vector<float> a(count, 1.0f), b(count);
   // With a device, the buffers are its memory (the GDR path's case).
@@ -137,7 +137,7 @@ int fault(Communicator& comm, const std::string& mode, const Device* device) {
   const BufferRef send = device ? BufferRef(*device_a) : BufferRef(a.data());
   const BufferRef recv = device ? BufferRef(*device_b) : BufferRef(b.data());
   std::thread trigger;
-  const bool kill = mode == "kill" || small;
+  const bool kill = mode == "kill" || mode == "kill-small";
   if ((kill || mode == "hang") && comm.rank() == 1) {
     trigger = std::thread([kill] {
       std::this_thread::sleep_for(std::chrono::milliseconds(400));
@@ -145,7 +145,7 @@ int fault(Communicator& comm, const std::string& mode, const Device* device) {
       ::raise(kill ? SIGKILL : SIGSTOP);
     });
   }
-  if (mode == "abort" && comm.rank() == 0) {
+  if ((mode == "abort" || mode == "abort-small") && comm.rank() == 0) {
     trigger = std::thread([&comm] {
       std::this_thread::sleep_for(std::chrono::milliseconds(400));
       comm.abort("test requested abort");

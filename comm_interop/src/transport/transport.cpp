@@ -669,7 +669,9 @@ void Transport::run_with_mailboxes(Plan& plan, const void* mine, uint64_t bytes,
     lane->mail_to_post = lane->mail_to_take = true;
     mail_left_ += 2;
   }
-  if (plan.empty()) {
+  // An abort() that came while the last call spun is run()'s to raise (a
+  // spin that ends within kLooksPerClockRead looks does not look at it).
+  if (plan.empty() && !abort_requested_) {
     // Peers on other cores answer within a microsecond or two: no plan,
     // no poll(), unless they are late.
     try {
