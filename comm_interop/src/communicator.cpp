@@ -69,7 +69,6 @@ std::vector<std::unique_ptr<StoreServer>>& id_stores() {
   return stores;
 }
 
-// What every rank's frames of this call carry (wire.hpp CallSignature).
 // Rank 0's rendezvous store socket: the one the local launcher handed down
 // (POLYCHIP_COMM_STORE_FD) for the first communicator of this process that
 // takes it, else a new one on MASTER_PORT.
@@ -86,6 +85,7 @@ Fd store_listener(const LaunchInfo& launch, const std::string& listen_address) {
   return listen_tcp(listen_address, launch.master_port).first;
 }
 
+// What every rank's frames of this call carry (wire.hpp CallSignature).
 CallSignature call_signature(const CallRecord& rec) {
   const auto& names = collective_names();
   const auto it = std::find(names.begin(), names.end(), rec.collective);
@@ -130,7 +130,7 @@ struct Communicator::Impl {
   Choice staging_overlap = Choice::kAuto;         // POLYCHIP_COMM_STAGING overlap / whole / auto
   Algorithm algorithm_forced = Algorithm::kNone;  // POLYCHIP_COMM_ALGO; kNone: by size
   Scratch scratch;
-  mutable Group whole_group;  // whole(): every rank, in rank order
+  Group whole_group;  // whole(): every rank, in rank order
   Staging staging;
   // The most recent calls: a training job makes millions, so the oldest
   // kHistoryKept are dropped whenever twice that many are held.
@@ -247,6 +247,8 @@ struct Communicator::Impl {
     ic.my_position = static_cast<int>(
         std::find(ic.global_ranks.begin(), ic.global_ranks.end(), rank) - ic.global_ranks.begin());
     island_ccl = make_island_ccl(ic);
+    for (int r = 0; r < world; ++r) whole_group.ranks.push_back(r);
+    whole_group.me = rank;
     all_reduce_hierarchical =
         config.path == "hierarchical" || (config.path == "auto" && islands > 1 && island_ccl);
     staging_overlap = config.staging == "overlap" ? Choice::kYes
@@ -485,13 +487,7 @@ struct Communicator::Impl {
     return members;
   }
 
-  const Group& whole() const {
-    if (whole_group.ranks.empty()) {
-      for (int r = 0; r < world; ++r) whole_group.ranks.push_back(r);
-      whole_group.me = rank;
-    }
-    return whole_group;
-  }
+  const Group& whole() const { return whole_group; }
 
   bool use_direct(uint64_t bytes) const {
     if (algorithm_forced != Algorithm::kNone) return algorithm_forced == Algorithm::kDirect;
