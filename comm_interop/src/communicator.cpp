@@ -87,12 +87,8 @@ Fd store_listener(const LaunchInfo& launch, const std::string& listen_address) {
 
 // What every rank's frames of this call carry (wire.hpp CallSignature).
 CallSignature call_signature(const CallRecord& rec) {
-  const auto& names = collective_names();
-  const auto it = std::find(names.begin(), names.end(), rec.collective);
-  if (it == names.end())
-    throw_error(StatusCode::kInternal, "no wire id for collective '" + rec.collective + "'");
   CallSignature call;
-  call.collective = static_cast<uint8_t>(it - names.begin() + 1);
+  call.collective = static_cast<uint8_t>(parse_collective(rec.collective));
   call.dtype = static_cast<uint8_t>(rec.dtype);
   call.op = static_cast<uint8_t>(rec.op);
   call.root = rec.root;
@@ -103,10 +99,9 @@ CallSignature call_signature(const CallRecord& rec) {
 }  // namespace
 
 std::string describe_call(const CallSignature& call) {
-  const auto& names = collective_names();
-  const bool known = call.collective >= 1 && call.collective <= names.size();
-  const std::string name =
-      known ? names[call.collective - 1] : "collective " + std::to_string(call.collective);
+  const bool known = call.collective >= 1 && call.collective <= kCollectiveKinds;
+  const std::string name = known ? std::string(collective_name(Collective{call.collective}))
+                                 : "collective " + std::to_string(call.collective);
   std::string text = name + "(" + std::string(dtype_name(static_cast<DType>(call.dtype))) +
                      ", count " + std::to_string(call.count);
   if (name == "all_reduce" || name == "reduce" || name == "reduce_scatter")
@@ -754,6 +749,39 @@ ReduceOp parse_reduce_op(std::string_view name) {
               "unknown reduction op '" + std::string(name) + "' (known: sum, prod, min, max, avg)");
 }
 
+static_assert(kCollectiveKinds == static_cast<uint8_t>(Collective::kSendRecv),
+              "the wire's check of a call signature knows every collective");
+
+std::string_view collective_name(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kReduce:
+      return "reduce";
+    case Collective::kAllToAll:
+      return "all_to_all";
+    case Collective::kSendRecv:
+      return "send_recv";
+  }
+  return "?";
+}
+
+Collective parse_collective(std::string_view name) {
+  std::string known;
+  for (Collective c : kCollectives) {
+    if (collective_name(c) == name) return c;
+    known += (known.empty() ? "" : ", ") + std::string(collective_name(c));
+  }
+  throw_error(StatusCode::kInvalidArgument,
+              "unknown collective '" + std::string(name) + "' (known: " + known + ")");
+}
+
 bool is_comm_dtype(DType d) {
   return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16 || d == DType::kF64 ||
          d == DType::kI32 || d == DType::kI64;
@@ -887,13 +915,6 @@ const std::vector<CallRecord>& Communicator::call_history() const { return impl_
 
 void Communicator::abort(const std::string& reason) { impl_->transport->abort(reason); }
 
-namespace {
-struct Timer {
-  Clock::time_point start = Clock::now();
-  double seconds() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
-};
-}  // namespace
-
 #define POLYCHIP_COMM_DEFER_IN_GROUP(call)                   \
   if (impl_->group_depth > 0) {                              \
     impl_->group_collectives.push_back([=, this] { call; }); \
@@ -903,13 +924,11 @@ struct Timer {
 void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
                               ReduceOp op) {
   POLYCHIP_COMM_DEFER_IN_GROUP(all_reduce(send, recv, count, dtype, op));
-  Timer timer;
   CallRecord& rec = impl_->begin("all_reduce", dtype, op, count);
   const uint64_t bytes = rec.bytes;
   const bool hierarchical = impl_->all_reduce_hierarchical;
   if (impl_->gdr && bytes > 0 && !hierarchical &&
       impl_->gdr_collective(GdrCollective::kAllReduce, send, recv, count, dtype, op, rec)) {
-    impl_->history.back().seconds = timer.seconds();
     return;
   }
   // Device -> host, network and host -> device overlap, piece by piece.
@@ -929,18 +948,15 @@ void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DT
   io.finish();
   rec.staged_input_pieces = io.input_pieces();
   rec.early_output_bytes = io.early_output_bytes();
-  impl_->history.back().seconds = timer.seconds();
 }
 
 void Communicator::all_gather(BufferRef send, BufferRef recv, uint64_t send_count, DType dtype) {
   POLYCHIP_COMM_DEFER_IN_GROUP(all_gather(send, recv, send_count, dtype));
-  Timer timer;
   CallRecord& rec = impl_->begin("all_gather", dtype, ReduceOp::kSum, send_count);
   const uint64_t bytes = rec.bytes, total = bytes * impl_->world;
   if (impl_->gdr && bytes > 0 &&
       impl_->gdr_collective(GdrCollective::kAllGather, send, recv, send_count, dtype,
                             ReduceOp::kSum, rec)) {
-    impl_->history.back().seconds = timer.seconds();
     return;
   }
   std::vector<Staging::Lease> leases;
@@ -968,19 +984,16 @@ void Communicator::all_gather(BufferRef send, BufferRef recv, uint64_t send_coun
         impl_->whole());
   }
   impl_->staging.copy_back(recv, out, total);
-  impl_->history.back().seconds = timer.seconds();
 }
 
 void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_count, DType dtype,
                                   ReduceOp op) {
   POLYCHIP_COMM_DEFER_IN_GROUP(reduce_scatter(send, recv, recv_count, dtype, op));
-  Timer timer;
   CallRecord& rec = impl_->begin("reduce_scatter", dtype, op, recv_count);
   const uint64_t bytes = rec.bytes, total = bytes * impl_->world;
   if (impl_->gdr && bytes > 0 && impl_->world > 1 &&
       impl_->gdr_collective(GdrCollective::kReduceScatter, send, recv, recv_count, dtype, op,
                             rec)) {
-    impl_->history.back().seconds = timer.seconds();
     return;
   }
   std::vector<Staging::Lease> leases;
@@ -1010,20 +1023,17 @@ void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_
         impl_->whole());
   }
   impl_->staging.copy_back(recv, out, bytes);
-  impl_->history.back().seconds = timer.seconds();
 }
 
 void Communicator::broadcast(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
                              int root) {
   POLYCHIP_COMM_DEFER_IN_GROUP(broadcast(send, recv, count, dtype, root));
   impl_->check_root(root);
-  Timer timer;
   CallRecord& rec = impl_->begin("broadcast", dtype, ReduceOp::kSum, count, root);
   const uint64_t bytes = rec.bytes;
   if (impl_->gdr && bytes > 0 && impl_->world > 1 &&
       impl_->gdr_collective(GdrCollective::kBroadcast, send, recv, count, dtype, ReduceOp::kSum,
                             rec, root)) {
-    impl_->history.back().seconds = timer.seconds();
     return;
   }
   std::vector<Staging::Lease> leases;
@@ -1052,18 +1062,15 @@ void Communicator::broadcast(BufferRef send, BufferRef recv, uint64_t count, DTy
     }
   }
   impl_->staging.copy_back(recv, out, bytes);
-  impl_->history.back().seconds = timer.seconds();
 }
 
 void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype, ReduceOp op,
                           int root) {
   POLYCHIP_COMM_DEFER_IN_GROUP(reduce(send, recv, count, dtype, op, root));
   impl_->check_root(root);
-  Timer timer;
   CallRecord& rec = impl_->begin("reduce", dtype, op, count, root);
   if (impl_->gdr && rec.bytes > 0 && impl_->world > 1 &&
       impl_->gdr_collective(GdrCollective::kReduce, send, recv, count, dtype, op, rec, root)) {
-    impl_->history.back().seconds = timer.seconds();
     return;
   }
   const uint64_t bytes = rec.bytes;
@@ -1090,12 +1097,10 @@ void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType 
         impl_->whole());
   }
   if (is_root) impl_->staging.copy_back(recv, out, bytes);
-  impl_->history.back().seconds = timer.seconds();
 }
 
 void Communicator::all_to_all(BufferRef send, BufferRef recv, uint64_t count, DType dtype) {
   POLYCHIP_COMM_DEFER_IN_GROUP(all_to_all(send, recv, count, dtype));
-  Timer timer;
   CallRecord& rec = impl_->begin("all_to_all", dtype, ReduceOp::kSum, count);
   const uint64_t block = rec.bytes, total = block * impl_->world;
   std::vector<Staging::Lease> leases;
@@ -1110,7 +1115,6 @@ void Communicator::all_to_all(BufferRef send, BufferRef recv, uint64_t count, DT
         impl_->whole());
   }
   impl_->staging.copy_back(recv, out, total);
-  impl_->history.back().seconds = timer.seconds();
 }
 
 void Communicator::send(BufferRef data, uint64_t count, DType dtype, int peer) {
@@ -1121,12 +1125,10 @@ void Communicator::send(BufferRef data, uint64_t count, DType dtype, int peer) {
     impl_->group_p2p.push_back(op);
     return;
   }
-  Timer timer;
   CallRecord& rec = impl_->begin("send", dtype, ReduceOp::kSum, count);
   rec.algorithm = Algorithm::kPairwise;
   rec.path = impl_->staging.staged(data) ? DataPath::kHostStaging : DataPath::kHost;
   impl_->p2p({op});
-  impl_->history.back().seconds = timer.seconds();
 }
 
 void Communicator::recv(BufferRef data, uint64_t count, DType dtype, int peer) {
@@ -1137,12 +1139,10 @@ void Communicator::recv(BufferRef data, uint64_t count, DType dtype, int peer) {
     impl_->group_p2p.push_back(op);
     return;
   }
-  Timer timer;
   CallRecord& rec = impl_->begin("recv", dtype, ReduceOp::kSum, count);
   rec.algorithm = Algorithm::kPairwise;
   rec.path = impl_->staging.staged(data) ? DataPath::kHostStaging : DataPath::kHost;
   impl_->p2p({op});
-  impl_->history.back().seconds = timer.seconds();
 }
 
 void Communicator::barrier() {
@@ -1163,7 +1163,6 @@ void Communicator::group_end() {
   impl_->group_p2p.clear();
   impl_->group_collectives.clear();
   if (!ops.empty()) {
-    Timer timer;
     uint64_t count = 0;
     for (auto& o : ops) count += o.count;
     CallRecord& rec = impl_->begin("group_send_recv", ops.front().dtype, ReduceOp::kSum, 0);
@@ -1173,7 +1172,6 @@ void Communicator::group_end() {
         ops.begin(), ops.end(), [&](const Impl::P2P& o) { return impl_->staging.staged(o.data); });
     rec.path = staged ? DataPath::kHostStaging : DataPath::kHost;
     impl_->p2p(ops);
-    impl_->history.back().seconds = timer.seconds();
   }
   for (auto& c : collectives) c();
 }

@@ -146,9 +146,11 @@ class CaseBuffer {
 }  // namespace
 
 const std::vector<std::string>& collective_names() {
-  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter",
-                                                 "broadcast",  "reduce",     "all_to_all",
-                                                 "send_recv"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (Collective c : kCollectives) all.emplace_back(collective_name(c));
+    return all;
+  }();
   return names;
 }
 
@@ -234,28 +236,28 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
   };
   // Looked up once: the timed loop below calls `call` for sub-microsecond
   // collectives, where string compares per call would show.
-  const size_t which = std::find(collective_names().begin(), collective_names().end(), c) -
-                       collective_names().begin();
+  const Collective which = parse_collective(c);
   auto call = [&]() {
-    if (which == 0)
-      comm_.all_reduce(in_ref(), out_ref(), total, dt, spec.op);
-    else if (which == 1)
-      comm_.all_gather(in_ref(), out_ref(), block, dt);
-    else if (which == 2)
-      comm_.reduce_scatter(in_ref(), out_ref(), block, dt, spec.op);
-    else if (which == 3)
-      comm_.broadcast(in_ref(), out_ref(), total, dt, spec.root);
-    else if (which == 4)
-      comm_.reduce(in_ref(), out_ref(), total, dt, spec.op, spec.root);
-    else if (which == 5)
-      comm_.all_to_all(in_ref(), out_ref(), block, dt);
-    else {
-      comm_.group_start();
-      if (n > 1) {
-        comm_.send(in_ref(), total, dt, (me + 1) % n);
-        comm_.recv(out_ref(), total, dt, (me - 1 + n) % n);
-      }
-      comm_.group_end();
+    switch (which) {
+      case Collective::kAllReduce:
+        return comm_.all_reduce(in_ref(), out_ref(), total, dt, spec.op);
+      case Collective::kAllGather:
+        return comm_.all_gather(in_ref(), out_ref(), block, dt);
+      case Collective::kReduceScatter:
+        return comm_.reduce_scatter(in_ref(), out_ref(), block, dt, spec.op);
+      case Collective::kBroadcast:
+        return comm_.broadcast(in_ref(), out_ref(), total, dt, spec.root);
+      case Collective::kReduce:
+        return comm_.reduce(in_ref(), out_ref(), total, dt, spec.op, spec.root);
+      case Collective::kAllToAll:
+        return comm_.all_to_all(in_ref(), out_ref(), block, dt);
+      case Collective::kSendRecv:
+        comm_.group_start();
+        if (n > 1) {
+          comm_.send(in_ref(), total, dt, (me + 1) % n);
+          comm_.recv(out_ref(), total, dt, (me - 1 + n) % n);
+        }
+        return comm_.group_end();
     }
   };
   auto fill = [&]() {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "polychip/error.hpp"
@@ -657,11 +658,7 @@ void Transport::run_with_mailboxes(Plan& plan, const void* mine, uint64_t bytes,
   const CallSignature call = plan.call();
   std::memcpy(x.message, &call, sizeof(call));
   std::memcpy(x.message + sizeof(call), mine, bytes);
-  {
-    std::lock_guard<std::mutex> lock(abort_mutex_);
-    if (failed_) throw_error(failure_code_, failure_ + " (the communicator failed earlier)");
-    plan_ = &plan;
-  }
+  enter(plan);
   mail_seq_ = x.seq;
   mail_left_ = 0;
   for (const auto& lane : lanes_) {
@@ -679,8 +676,7 @@ void Transport::run_with_mailboxes(Plan& plan, const void* mine, uint64_t bytes,
             exchange_mail(x);
             return mail_left_ == 0;
           })) {
-        std::lock_guard<std::mutex> lock(abort_mutex_);
-        plan_ = nullptr;
+        leave();
         return;
       }
     } catch (const Error& e) {
@@ -997,15 +993,21 @@ std::string Transport::pending_summary() const {
     if (t.done) continue;
     (t.is_send ? sends : receives)[t.peer]++;
   }
+  // A pair exchanges frames or mail, never both in one call.
+  std::set<int> waited_for, mail_expected;
+  for (const auto& [peer, n] : receives) waited_for.insert(peer);
   for (const auto& lane : lanes_) {
-    if (lane->mail_to_take) receives[lane->peer] += 0;  // listed, as mail
+    if (!lane->mail_to_take) continue;
+    waited_for.insert(lane->peer);
+    mail_expected.insert(lane->peer);
   }
   std::string s;
   const std::string call = std::string(plan_->name()) + " #" + std::to_string(plan_->seq());
-  for (auto [peer, n] : receives) {
+  for (int peer : waited_for) {
     s += "; waiting for " +
-         (n > 0 ? std::to_string(n) + " frame(s)" : std::string("its mailbox message")) + " from " +
-         describe_peer(peer);
+         (mail_expected.count(peer) ? std::string("its mailbox message")
+                                    : std::to_string(receives[peer]) + " frame(s)") +
+         " from " + describe_peer(peer);
     if (plan_->kind() != FrameKind::kCollective) continue;
     // What this rank saw of the peer: the classes of a hang.
     const uint64_t seen = newest_collective_seen_[peer];
@@ -1116,12 +1118,19 @@ void Transport::abort(const std::string& reason) {
   }
 }
 
+void Transport::enter(Plan& plan) {
+  std::lock_guard<std::mutex> lock(abort_mutex_);
+  if (failed_) throw_error(failure_code_, failure_ + " (the communicator failed earlier)");
+  plan_ = &plan;
+}
+
+void Transport::leave() {
+  std::lock_guard<std::mutex> lock(abort_mutex_);
+  plan_ = nullptr;
+}
+
 void Transport::run(Plan& plan) {
-  {
-    std::lock_guard<std::mutex> lock(abort_mutex_);
-    if (failed_) throw_error(failure_code_, failure_ + " (the communicator failed earlier)");
-    plan_ = &plan;
-  }
+  enter(plan);
   std::vector<Task>& tasks = plan.tasks();
   remaining_ = tasks.size();
   receives_.clear();
@@ -1282,8 +1291,7 @@ void Transport::run(Plan& plan) {
   } catch (const Error& e) {
     fail_run(e);
   }
-  std::lock_guard<std::mutex> lock(abort_mutex_);
-  plan_ = nullptr;
+  leave();
 }
 
 void Transport::fail_run(const Error& e) {

@@ -161,6 +161,11 @@ class Transport {
   // The peer's collective `seq` is another call than the running plan's.
   [[noreturn]] void fail_signature_mismatch(Connection& c, uint64_t seq,
                                             const CallSignature& theirs);
+  // A call's plan published to abort() (which then wakes the call instead
+  // of failing the transport) and withdrawn; enter() throws when the
+  // transport failed earlier.
+  void enter(Plan& plan);
+  void leave();
   // The running plan failed with `e` (called in its handler): the
   // transport fails for good, tells the peers why, and rethrows.
   [[noreturn]] void fail_run(const Error& e);

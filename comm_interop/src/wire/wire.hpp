@@ -15,9 +15,10 @@
 
 namespace polychip::comm {
 
-inline constexpr uint8_t kWireVersion = 5;           // 3: status frames (kind 5); 4: RDMA offers; 5: shm mailboxes
-inline constexpr uint32_t kFrameMagic = 0x314d4350;  // "PCM1"
-inline constexpr uint32_t kHelloMagic = 0x31484350;  // "PCH1"
+// 3: status frames (kind 5); 4: RDMA offers; 5: shm mailboxes.
+inline constexpr uint8_t kWireVersion = 5;
+inline constexpr uint32_t kFrameMagic = 0x314d4350;      // "PCM1"
+inline constexpr uint32_t kHelloMagic = 0x31484350;      // "PCH1"
 inline constexpr uint32_t kChallengeMagic = 0x31434350;  // "PCC1"
 inline constexpr uint32_t kResponseMagic = 0x31524350;   // "PCR1"
 // Largest payload a frame may announce (chunks are ~1 MiB; p2p messages
@@ -40,7 +41,7 @@ enum FrameFlags : uint16_t { kFlagPayloadCrc = 1 };
 // same calls in the same order; a frame whose call differs from the
 // receiver's for the same sequence number fails both at once, naming both.
 struct CallSignature {
-  // Index in collective_names() (case_runner.hpp) + 1; 0: not a collective frame.
+  // A polychip::comm::Collective (types.hpp); 0: not a collective frame.
   uint8_t collective = 0;
   uint8_t dtype = 0;   // polychip_dtype
   uint8_t op = 0;      // ReduceOp
@@ -48,7 +49,7 @@ struct CallSignature {
   uint64_t count = 0;  // the call's count argument
   bool operator==(const CallSignature&) const = default;
 };
-inline constexpr uint8_t kCollectiveKinds = 7;  // collective_names().size()
+inline constexpr uint8_t kCollectiveKinds = 7;  // Collective's values are 1..7
 inline constexpr uint8_t kReduceOps = 5;        // ReduceOp values 0..4
 
 struct FrameHeader {

@@ -16,6 +16,25 @@ std::string_view reduce_op_name(ReduceOp op);  // "sum", "prod", ...
 // Throws INVALID_ARGUMENT naming the known ops.
 ReduceOp parse_reduce_op(std::string_view name);
 
+// The collectives, numbered as their calls are on the wire
+// (CallSignature::collective; 0 there: not a collective frame).
+enum class Collective : uint8_t {
+  kAllReduce = 1,
+  kAllGather = 2,
+  kReduceScatter = 3,
+  kBroadcast = 4,
+  kReduce = 5,
+  kAllToAll = 6,
+  kSendRecv = 7  // a group of one send and one recv per rank (comm-perf, the suite)
+};
+inline constexpr Collective kCollectives[] = {Collective::kAllReduce,     Collective::kAllGather,
+                                              Collective::kReduceScatter, Collective::kBroadcast,
+                                              Collective::kReduce,        Collective::kAllToAll,
+                                              Collective::kSendRecv};
+std::string_view collective_name(Collective c);  // "all_reduce", ...
+// Throws INVALID_ARGUMENT naming the known collectives.
+Collective parse_collective(std::string_view name);
+
 // f32, f16, bf16, f64, i32, i64.
 bool is_comm_dtype(DType dtype);
 // Throws INVALID_ARGUMENT naming the dtype and the supported ones.
@@ -62,7 +81,6 @@ struct CallRecord {
   // collective was still running.
   uint64_t staged_input_pieces = 0;
   uint64_t early_output_bytes = 0;
-  double seconds = 0;
 };
 
 }  // namespace polychip::comm
