@@ -23,6 +23,7 @@
 #include "transport/byte_ring.hpp"
 #include "transport/rdma/rma_ring.hpp"
 #include "transport/shm/shm_ring.hpp"
+#include "transport/tcp/socket_inbox.hpp"
 #include "wire/crc32c.hpp"
 
 namespace polychip::comm {
@@ -89,6 +90,7 @@ struct Transport::Connection {
   uint64_t mail_posted[2] = {0, 0};
   uint64_t mail_peer_entered = 0;
   std::string control_out;  // doorbell frames not yet written (TCP only)
+  SocketInbox inbox;        // bytes read ahead of the frame parser (TCP only)
   bool closed = false;      // the peer closed it cleanly between frames
   int pending_receives = 0;
   // Receive side.
@@ -484,7 +486,7 @@ void Transport::drain_lanes() {
 }
 
 ssize_t Transport::receive_bytes(Connection& c, void* data, size_t size) {
-  if (!c.rx) return ::recv(c.fd.get(), data, size, MSG_DONTWAIT);
+  if (!c.rx) return c.inbox.receive(c.fd.get(), data, size);
   uint64_t n = c.rx->read(data, size);
   if (n == 0) {
     errno = EAGAIN;
@@ -670,12 +672,14 @@ void Transport::run_with_mailboxes(Plan& plan, const void* mine, uint64_t bytes,
   // spin that ends within kLooksPerClockRead looks does not look at it).
   if (plan.empty() && !abort_requested_) {
     // Peers on other cores answer within a microsecond or two: no plan,
-    // no poll(), unless they are late.
+    // no poll(), unless they are late. The mail is posted before the spin's
+    // first pause (a PAUSE is tens of cycles on recent cores).
+    auto exchange = [&] {
+      exchange_mail(x);
+      return mail_left_ == 0;
+    };
     try {
-      if (spin([&] {
-            exchange_mail(x);
-            return mail_left_ == 0;
-          })) {
+      if (exchange() || spin(exchange)) {
         leave();
         return;
       }
@@ -904,6 +908,7 @@ void Transport::finish_receive(Connection& c) {
 }
 
 void Transport::handle_readable(Connection& c) {
+  c.inbox.new_pass();
   for (int iteration = 0; iteration < 64; ++iteration) {
     if (c.parked || c.closed) return;
     if (c.receive_task < 0 && !c.reading_abort) {
@@ -942,7 +947,7 @@ void Transport::handle_readable(Connection& c) {
     if (c.reading_abort) {
       char buf[4096];
       size_t want = c.frame.payload_bytes - c.abort_text.size();
-      ssize_t n = ::recv(c.fd.get(), buf, want, MSG_DONTWAIT);
+      ssize_t n = receive_bytes(c, buf, want);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
       if (n > 0) c.abort_text.append(buf, static_cast<size_t>(n));
       if (n <= 0 || c.abort_text.size() == c.frame.payload_bytes) {
@@ -1231,8 +1236,12 @@ void Transport::run(Plan& plan) {
       fds.clear();
       polled.clear();
       fds.push_back({wake_pipe_[0], POLLIN, 0});
+      // Bytes already read into an inbox are no poll() event: read them now.
+      auto buffered = [](const Connection& c) { return !c.parked && c.inbox.holds_bytes(); };
+      bool any_buffered = false;
       for (Connection* c : all_connections_) {
         if (c->closed || c->rx) continue;
+        any_buffered = any_buffered || buffered(*c);
         // A parked connection holds a later plan's frame: it is not read
         // now, but while progress work needs every peer its hang-up counts.
         short events = c->parked ? (progress_pending_ ? POLLRDHUP : 0) : POLLIN;
@@ -1240,6 +1249,7 @@ void Transport::run(Plan& plan) {
         fds.push_back({c->fd.get(), events, 0});
         polled.push_back(c);
       }
+      if (any_buffered) timeout_ms = 0;
       int rc = ::poll(fds.data(), fds.size(), 0);
       if (rc == 0 && timeout_ms > 0 && spin_sockets) {
         // A small plan's sockets too are polled for a while before sleeping:
@@ -1256,10 +1266,11 @@ void Transport::run(Plan& plan) {
       if (rc < 0 && errno != EINTR) {
         throw_error(StatusCode::kInternal, std::string("poll: ") + std::strerror(errno));
       }
-      if (rc > 0) {
+      if (rc > 0 || any_buffered) {
         // Drain receives first: it frees the senders and feeds our next sends.
         for (size_t i = 1; i < fds.size(); ++i) {
-          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLRDHUP)) {
+          if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLRDHUP)) ||
+              buffered(*polled[i - 1])) {
             Connection& c = *polled[i - 1];
             if (c.parked && progress_pending_ && (fds[i].revents & (POLLRDHUP | POLLHUP)))
               fail_lost_peer(c,
