@@ -405,10 +405,9 @@ struct Communicator::Impl {
     }
     const std::vector<uint8_t> own = mine.encode();
     std::vector<uint8_t> offers(world * CallOffer::kBytes);
-    const uint64_t seq = transport->next_collective_seq();
     const std::string plan_name = std::string(name) + "/gdr";
-    Plan plan(FrameKind::kCollective, seq, plan_name.c_str());
-    plan.set_call(call_signature(history.back()));
+    Plan plan = collective_plan(plan_name.c_str());
+    const uint64_t seq = plan.seq();
     BuildContext ctx{&plan, whole(), config.chunk_bytes, &scratch, {}, {}};
     build_direct_all_gather(ctx, own.data(), offers.data(), CallOffer::kBytes);
     int offers_in = 0;
@@ -498,11 +497,18 @@ struct Communicator::Impl {
   // Runs one plan built by `build` under a fresh collective sequence number.
   // With `io`, the plan waits for staged input range by range and hands
   // final output ranges back to the device as they complete.
+  // The plan of the running call's next collective sequence number, signed
+  // with the call (every rank's frames carry the signature). `name` is
+  // kept, not copied.
+  Plan collective_plan(const char* name) {
+    Plan plan(FrameKind::kCollective, transport->next_collective_seq(), name);
+    plan.set_call(call_signature(history.back()));
+    return plan;
+  }
+
   void run_collective(const char* name, const std::function<Finish(BuildContext&)>& build,
                       const Group& group, StreamedStaging* io = nullptr) {
-    uint64_t seq = transport->next_collective_seq();
-    Plan plan(FrameKind::kCollective, seq, name);
-    plan.set_call(call_signature(history.back()));
+    Plan plan = collective_plan(name);
     BuildContext ctx{&plan, group, config.chunk_bytes, &scratch, {}, {}};
     if (io) {
       plan.set_before_access([io](const uint8_t* p, uint64_t n) { io->wait_input(p, n); });
@@ -579,8 +585,7 @@ struct Communicator::Impl {
       // Latency-bound: same-host peers exchange inputs through mailboxes.
       // Every rank decides alike: a pair has mailboxes at both ends or at
       // neither, and with POLYCHIP_COMM_CHECKSUM (no CRC on mail) none.
-      Plan plan(FrameKind::kCollective, transport->next_collective_seq(), "all_reduce");
-      plan.set_call(call_signature(rec));
+      Plan plan = collective_plan("all_reduce");
       uint8_t* gathered = plan_direct_all_reduce_frames(plan, whole(), config.chunk_bytes, scratch,
                                                         in, rec.bytes, transport->mailbox_peers());
       transport->run_with_mailboxes(plan, in, rec.bytes, gathered);
