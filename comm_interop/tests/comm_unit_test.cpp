@@ -1148,6 +1148,29 @@ TEST(Communicator, SendRecvOnDeviceMemoryIsStagedAndExact) {
   });
 }
 
+// abort() between calls (no call running) fails the transport at once:
+// the aborting rank's next call raises ABORTED with the reason (the calls
+// publish themselves to abort() without a mutex), the peer's names it too.
+TEST(Communicator, AnAbortBetweenCallsEndsTheNextCallOnEveryRank) {
+  with_threads(2, [](Communicator& comm) {
+    float in[2] = {1, 2}, out[2] = {};
+    comm.all_reduce(in, out, 2, DType::kF32, ReduceOp::kSum);
+    ASSERT_TRUE(comm.last_call().mailbox);
+    if (comm.rank() == 0) comm.abort("stop between calls");
+    try {
+      comm.all_reduce(in, out, 2, DType::kF32, ReduceOp::kSum);
+      ADD_FAILURE() << "rank " << comm.rank() << ": the call after an abort() succeeded";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("stop between calls"), std::string::npos) << what;
+      if (comm.rank() == 0) {
+        EXPECT_EQ(e.code(), StatusCode::kAborted) << what;
+        EXPECT_NE(what.find("failed earlier"), std::string::npos) << what;
+      }
+    }
+  });
+}
+
 // Many small frames arrive in one burst on one TCP socket: the inbox reads
 // them at once, more than one pass of the frame parser handles; the event
 // loop must read on though poll() sees nothing left on the socket.

@@ -223,13 +223,16 @@ class Transport {
 
   std::mutex abort_mutex_;
   std::atomic<bool> abort_requested_{false};
+  // A call is running (between enter() and leave()): abort() wakes it
+  // rather than failing the transport from its own thread.
+  std::atomic<bool> in_call_{false};
   std::string abort_reason_;
   int wake_pipe_[2] = {-1, -1};
   bool scanning_lost_peer_ = false;
   // The running plan's progress work (other than mail) is not done: every
   // peer is needed.
   bool progress_pending_ = false;
-  bool failed_ = false;
+  std::atomic<bool> failed_{false};  // set under abort_mutex_, with failure_ and its code
   std::string failure_;
   StatusCode failure_code_ = StatusCode::kOk;
 };
