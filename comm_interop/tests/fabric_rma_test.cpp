@@ -6,8 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -242,6 +247,35 @@ TEST_P(FabricRmaTest, PeersWhoseNamesDifferInLengthReachEachOther) {
   progress.join();
   EXPECT_EQ(landing, data);
   EXPECT_NO_THROW(target->add_peer(writer->address()));
+}
+
+// A rank killed by SIGKILL leaves its shm region in /dev/shm, named after
+// its pid and endpoint count; a later process with the same pid finds the
+// names taken. Planted here: the next three names this process would take.
+TEST_P(FabricRmaTest, NamesLeftByAKilledProcessWithThisPidAreSteppedOver) {
+  if (std::string(GetParam()) != "shm") GTEST_SKIP() << "no named regions";
+  auto writer = std::make_unique<FabricRma>(GetParam(), node());
+  const std::vector<uint8_t> own = writer->address();
+  const std::string name(own.begin(), std::find(own.begin(), own.end(), uint8_t{0}));
+  const std::string prefix = "fi_shm://" + std::to_string(::getpid()) + ":0:";
+  ASSERT_EQ(name.rfind(prefix, 0), 0u) << name << ": not the naming this test plants for";
+  const int count = std::stoi(name.substr(prefix.size()));
+  std::vector<std::string> stale;
+  for (int next = count + 1; next <= count + 3; ++next) {
+    stale.push_back("/dev/shm/" + std::to_string(::getpid()) + ":0:" + std::to_string(next));
+    std::ofstream(stale.back()) << "left by a killed rank";
+  }
+  std::unique_ptr<FabricRma> target;
+  EXPECT_NO_THROW(target = std::make_unique<FabricRma>(GetParam(), node()));
+  for (const std::string& path : stale) std::remove(path.c_str());
+  ASSERT_TRUE(target);
+  std::vector<uint8_t> landing(64, 0xEE), data = pattern(64, 9);
+  const RemoteRegion region = target->register_memory(landing.data(), landing.size());
+  const uint64_t peer = writer->add_peer(target->address());
+  std::thread progress([&] { target->wait_write(20); });
+  writer->write(peer, data.data(), data.size(), region, 0, 1, 20);
+  progress.join();
+  EXPECT_EQ(landing, data);
 }
 
 // Two ranks' RDMA lanes in one process (rank 0 sends, rank 1 receives),

@@ -20,6 +20,8 @@ namespace {
 
 constexpr uint32_t kFabricApiVersion = FI_VERSION(1, 9);
 constexpr uint32_t kFabricHmemApiVersion = FI_VERSION(1, 10);  // FI_HMEM
+// Endpoints opened in turn while the name each takes is busy (see below).
+constexpr int kEndpointAttempts = 16;
 
 std::string fabric_error(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
 
@@ -112,11 +114,24 @@ FabricRma::FabricRma(const std::string& provider, const std::string& node, bool 
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
     check(fi_av_open(domain_, &av_attr, &av_, nullptr), provider_ + ": fi_av_open");
-    check(fi_endpoint(domain_, info_, &ep_, nullptr), provider_ + ": fi_endpoint");
-    check(fi_ep_bind(ep_, &av_->fid, 0), provider_ + ": binding the address vector");
-    check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV),
-          provider_ + ": binding the completion queue");
-    check(fi_enable(ep_), provider_ + ": fi_enable");
+    // shm names an endpoint's region in /dev/shm after the pid and a
+    // per-process endpoint count ("1234:0:0"). A rank killed by SIGKILL leaves
+    // its region behind (the provider cleans up on exit and on catchable
+    // signals only); a later process given the same pid then finds its first
+    // name taken (EBUSY): the next endpoint takes the next name.
+    int rc = -FI_EBUSY;
+    for (int attempt = 0; rc == -FI_EBUSY && attempt < kEndpointAttempts; ++attempt) {
+      if (ep_) {
+        fi_close(&ep_->fid);
+        ep_ = nullptr;
+      }
+      check(fi_endpoint(domain_, info_, &ep_, nullptr), provider_ + ": fi_endpoint");
+      check(fi_ep_bind(ep_, &av_->fid, 0), provider_ + ": binding the address vector");
+      check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV),
+            provider_ + ": binding the completion queue");
+      rc = fi_enable(ep_);
+    }
+    check(rc, provider_ + ": fi_enable");
     for (size_t i = 0; i < kWriteSlots; ++i) writes_.push_back(std::make_unique<WriteSlot>());
     if (info_->mode & FI_RX_CQ_DATA) {
       for (size_t i = 0; i < kPostedReceives; ++i) {
