@@ -230,6 +230,17 @@ TEST_P(FabricRmaTest, AnAddressThatIsNoneOfThisProvidersIsRefused) {
 // shm names its endpoints "fi_shm://<pid>:<domain>:<endpoint>": ranks whose
 // pids (or endpoint counts) differ in digits have names of different
 // lengths, and must still reach each other.
+// 64 bytes written from `writer` land in a region of `target`.
+void expect_a_write_lands(FabricRma& writer, FabricRma& target, uint8_t seed) {
+  std::vector<uint8_t> landing(64, 0xEE), data = pattern(64, seed);
+  const RemoteRegion region = target.register_memory(landing.data(), landing.size());
+  const uint64_t peer = writer.add_peer(target.address());
+  std::thread progress([&] { target.wait_write(20); });
+  writer.write(peer, data.data(), data.size(), region, 0, 1, 20);
+  progress.join();
+  EXPECT_EQ(landing, data);
+}
+
 TEST_P(FabricRmaTest, PeersWhoseNamesDifferInLengthReachEachOther) {
   if (std::string(GetParam()) != "shm") GTEST_SKIP() << "fixed-size addresses";
   auto writer = std::make_unique<FabricRma>(GetParam(), node());
@@ -239,13 +250,7 @@ TEST_P(FabricRmaTest, PeersWhoseNamesDifferInLengthReachEachOther) {
     if (next->address().size() != writer->address().size()) target = std::move(next);
   }
   ASSERT_TRUE(target) << "no endpoint name of another length in 200";
-  std::vector<uint8_t> landing(64, 0xEE), data = pattern(64, 5);
-  const RemoteRegion region = target->register_memory(landing.data(), landing.size());
-  const uint64_t peer = writer->add_peer(target->address());
-  std::thread progress([&] { target->wait_write(20); });
-  writer->write(peer, data.data(), data.size(), region, 0, 1, 20);
-  progress.join();
-  EXPECT_EQ(landing, data);
+  expect_a_write_lands(*writer, *target, 5);
   EXPECT_NO_THROW(target->add_peer(writer->address()));
 }
 
@@ -269,13 +274,7 @@ TEST_P(FabricRmaTest, NamesLeftByAKilledProcessWithThisPidAreSteppedOver) {
   EXPECT_NO_THROW(target = std::make_unique<FabricRma>(GetParam(), node()));
   for (const std::string& path : stale) std::remove(path.c_str());
   ASSERT_TRUE(target);
-  std::vector<uint8_t> landing(64, 0xEE), data = pattern(64, 9);
-  const RemoteRegion region = target->register_memory(landing.data(), landing.size());
-  const uint64_t peer = writer->add_peer(target->address());
-  std::thread progress([&] { target->wait_write(20); });
-  writer->write(peer, data.data(), data.size(), region, 0, 1, 20);
-  progress.join();
-  EXPECT_EQ(landing, data);
+  expect_a_write_lands(*writer, *target, 9);
 }
 
 // Two ranks' RDMA lanes in one process (rank 0 sends, rank 1 receives),
