@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -1151,11 +1152,16 @@ TEST(Communicator, SendRecvOnDeviceMemoryIsStagedAndExact) {
 // abort() between calls (no call running) fails the transport at once:
 // the aborting rank's next call raises ABORTED with the reason (the calls
 // publish themselves to abort() without a mutex), the peer's names it too.
+// The ranks meet outside the communicator before the abort: rank 0 leaves
+// its first call as soon as it holds rank 1's data, and an abort that
+// reaches rank 1 still inside that call ends it instead (as it should).
 TEST(Communicator, AnAbortBetweenCallsEndsTheNextCallOnEveryRank) {
-  with_threads(2, [](Communicator& comm) {
+  std::barrier both_done_with_the_first_call(2);
+  with_threads(2, [&](Communicator& comm) {
     float in[2] = {1, 2}, out[2] = {};
     comm.all_reduce(in, out, 2, DType::kF32, ReduceOp::kSum);
-    ASSERT_TRUE(comm.last_call().mailbox);
+    EXPECT_TRUE(comm.last_call().mailbox);
+    both_done_with_the_first_call.arrive_and_wait();
     if (comm.rank() == 0) comm.abort("stop between calls");
     try {
       comm.all_reduce(in, out, 2, DType::kF32, ReduceOp::kSum);
