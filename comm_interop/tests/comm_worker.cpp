@@ -141,7 +141,8 @@ int fault(Communicator& comm, const std::string& mode, const Device* device) {
   if ((kill || mode == "hang") && comm.rank() == 1) {
     trigger = std::thread([kill] {
       std::this_thread::sleep_for(std::chrono::milliseconds(400));
-      std::fprintf(stderr, "rank 1: %s myself now\n", kill ? "SIGKILL" : "SIGSTOP");
+      std::fprintf(stderr, "rank 1 (pid %d): %s myself now\n", static_cast<int>(::getpid()),
+                   kill ? "SIGKILL" : "SIGSTOP");
       ::raise(kill ? SIGKILL : SIGSTOP);
     });
   }

@@ -3,6 +3,7 @@
 // own thread, as two ranks' would be.
 #include "transport/rdma/fabric_rma.hpp"
 #include "transport/rdma/rma_ring.hpp"
+#include "transport/rdma/shm_provider_regions.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +13,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -262,12 +265,14 @@ TEST_P(FabricRmaTest, NamesLeftByAKilledProcessWithThisPidAreSteppedOver) {
   auto writer = std::make_unique<FabricRma>(GetParam(), node());
   const std::vector<uint8_t> own = writer->address();
   const std::string name(own.begin(), std::find(own.begin(), own.end(), uint8_t{0}));
-  const std::string prefix = "fi_shm://" + std::to_string(::getpid()) + ":0:";
+  const std::string uid = std::to_string(::getuid());
+  const std::string prefix = "fi_shm://" + std::to_string(::getpid()) + ":" + uid + ":";
   ASSERT_EQ(name.rfind(prefix, 0), 0u) << name << ": not the naming this test plants for";
   const int count = std::stoi(name.substr(prefix.size()));
   std::vector<std::string> stale;
   for (int next = count + 1; next <= count + 3; ++next) {
-    stale.push_back("/dev/shm/" + std::to_string(::getpid()) + ":0:" + std::to_string(next));
+    stale.push_back("/dev/shm/" + std::to_string(::getpid()) + ":" + uid + ":" +
+                    std::to_string(next));
     std::ofstream(stale.back()) << "left by a killed rank";
   }
   std::unique_ptr<FabricRma> target;
@@ -275,6 +280,27 @@ TEST_P(FabricRmaTest, NamesLeftByAKilledProcessWithThisPidAreSteppedOver) {
   for (const std::string& path : stale) std::remove(path.c_str());
   ASSERT_TRUE(target);
   expect_a_write_lands(*writer, *target, 9);
+}
+
+// Only this user's regions of that very pid go, whatever else /dev/shm holds.
+TEST(ShmProviderRegions, OnlyTheNamesOfThatProcessAreRemoved) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("regions." + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string uid = std::to_string(::getuid());
+  const std::string other_uid = std::to_string(::getuid() + 1);
+  const std::set<std::string> removed = {"4242:" + uid + ":0", "4242:" + uid + ":15"};
+  const std::set<std::string> kept = {"42424:" + uid + ":0",      "424:" + uid + ":0",
+                                      "4242:" + other_uid + ":0", "4242:" + uid + ":",
+                                      "4242:" + uid + ":0.x",     "x4242:" + uid + ":0"};
+  for (const auto& set : {removed, kept}) {
+    for (const std::string& name : set) std::ofstream(dir / name) << "region";
+  }
+  EXPECT_EQ(remove_shm_provider_regions(4242, dir.string()), 2);
+  for (const std::string& name : removed) EXPECT_FALSE(std::filesystem::exists(dir / name)) << name;
+  for (const std::string& name : kept) EXPECT_TRUE(std::filesystem::exists(dir / name)) << name;
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(remove_shm_provider_regions(4242, dir.string()), 0);  // no such directory
 }
 
 // Two ranks' RDMA lanes in one process (rank 0 sends, rank 1 receives),

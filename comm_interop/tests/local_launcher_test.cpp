@@ -1,7 +1,11 @@
 // The built-in local launcher (`--np`) never waits on a dead rank: when one
 // rank fails or dies, the job ends within seconds with a line naming it,
 // while the survivors would otherwise wait out the 60 s setup timeout.
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -18,13 +22,15 @@ struct Ended {
   std::string stderr_text;
 };
 
-Ended launch_worker(std::vector<std::string> arguments, int np) {
+Ended launch_worker(std::vector<std::string> arguments, int np,
+                    std::map<std::string, std::string> environment = {}) {
   LocalLaunch launch;
   launch.program = COMM_WORKER;
   launch.argv = {COMM_WORKER};
   launch.argv.insert(launch.argv.end(), arguments.begin(), arguments.end());
   launch.np = np;
-  launch.extra_env = {{"POLYCHIP_COMM_TIMEOUT", "60"}};
+  launch.extra_env = std::move(environment);
+  launch.extra_env["POLYCHIP_COMM_TIMEOUT"] = "60";
   testing::internal::CaptureStderr();  // the ranks inherit it
   auto start = std::chrono::steady_clock::now();
   Ended e;
@@ -52,6 +58,25 @@ TEST(LocalLauncher, ARankKilledBySignalIsNamedWithTheSignal) {
   EXPECT_NE(e.stderr_text.find("polychip launcher: rank 1 was killed by signal 9"),
             std::string::npos)
       << e.stderr_text;
+}
+
+// A rank killed with an endpoint on libfabric's shm provider cleans up
+// nothing; the launcher removes its 16 MiB region from /dev/shm (before,
+// every killed rank's stayed until removed by hand).
+TEST(LocalLauncher, AKilledRanksSharedMemoryRegionsAreRemoved) {
+  Ended e = launch_worker({"kill"}, 2,
+                          {{"POLYCHIP_COMM_TRANSPORT", "rdma"}, {"POLYCHIP_NET_PROVIDER", "shm"}});
+  EXPECT_EQ(e.code, 128 + 9) << e.stderr_text;
+  std::smatch killed;
+  ASSERT_TRUE(
+      std::regex_search(e.stderr_text, killed, std::regex(R"(rank 1 \(pid (\d+)\): SIGKILL)")))
+      << e.stderr_text;
+  const std::string prefix = killed[1].str() + ":" + std::to_string(::getuid()) + ":";
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    EXPECT_NE(entry.path().filename().string().rfind(prefix, 0), 0u)
+        << entry.path() << " left by the killed rank\n"
+        << e.stderr_text;
+  }
 }
 
 // The store's port stays bound from the launch until rank 0 serves it:

@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "polychip/error.hpp"
+#include "transport/rdma/shm_provider_regions.hpp"
 #include "transport/tcp/socket.hpp"
 #include "wire/wire.hpp"
 
@@ -72,8 +73,18 @@ int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
   while (alive > 0) {
     for (size_t i = 0; i < pids.size(); ++i) {
       if (done[i]) continue;
+      siginfo_t exited{};
+      if (::waitid(P_PID, pids[i], &exited, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+          exited.si_pid != pids[i]) {
+        continue;
+      }
+      // Killed, a rank cleans up nothing: what it left in /dev/shm goes now,
+      // while the zombie still holds its pid (the names carry it).
+      if (exited.si_code == CLD_KILLED || exited.si_code == CLD_DUMPED) {
+        remove_shm_provider_regions(pids[i]);
+      }
       int status = 0;
-      if (::waitpid(pids[i], &status, WNOHANG) != pids[i]) continue;
+      ::waitpid(pids[i], &status, 0);
       done[i] = true;
       --alive;
       if (exit_code_of(status) == 0 || ended_others) continue;
