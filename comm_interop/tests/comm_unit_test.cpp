@@ -869,31 +869,45 @@ std::map<int, nlohmann::json> hang_lines(const std::string& captured) {
   return lines;
 }
 
-TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
+// Runs `body` on `world` thread ranks whose calls time out after 1 s:
+// each rank's error message ("" if none) and the hang lines they printed.
+struct TimedOutRun {
+  std::vector<std::string> errors;
+  std::map<int, nlohmann::json> lines;
+};
+TimedOutRun run_until_timeout(int world, const std::function<void(Communicator&)>& body) {
   CommConfig config;
   config.timeout_seconds = 1;
   UniqueId id = Communicator::create_unique_id(config);
-  std::string errors[3];
+  TimedOutRun run;
+  run.errors.resize(world);
   std::vector<std::thread> threads;
   testing::internal::CaptureStderr();
-  for (int r = 0; r < 3; ++r) {
+  for (int r = 0; r < world; ++r) {
     threads.emplace_back([&, r] {
-      Communicator comm(id, r, 3, config);
-      std::vector<float> in(16, 1.0f), out(16);
-      comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
-      if (r == 2) {  // stays alive (connections open) past the others' timeout
-        std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-        return;
-      }
+      Communicator comm(id, r, world, config);
       try {
-        comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+        body(comm);
       } catch (const Error& e) {
-        errors[r] = e.message();
+        run.errors[r] = e.message();
       }
     });
   }
   for (auto& t : threads) t.join();
-  auto lines = hang_lines(testing::internal::GetCapturedStderr());
+  run.lines = hang_lines(testing::internal::GetCapturedStderr());
+  return run;
+}
+
+TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
+  auto [errors, lines] = run_until_timeout(3, [](Communicator& comm) {
+    std::vector<float> in(16, 1.0f), out(16);
+    comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+    if (comm.rank() == 2) {  // stays alive (connections open) past the others' timeout
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      return;
+    }
+    comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+  });
   for (int r = 0; r < 2; ++r) {
     EXPECT_NE(errors[r].find("all_reduce #1: timed out"), std::string::npos) << errors[r];
     EXPECT_NE(errors[r].find("from rank 2 ("), std::string::npos) << errors[r];
@@ -923,29 +937,14 @@ TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
 // Rank 2 waits in a recv that rank 0 never serves while ranks 0 and 1 are in
 // an all_reduce: it answers from its recv, so the view says where it is.
 TEST(Communicator, ATimeoutSaysWhereAMissingRankWaitsInstead) {
-  CommConfig config;
-  config.timeout_seconds = 1;
-  UniqueId id = Communicator::create_unique_id(config);
-  std::string errors[3];
-  std::vector<std::thread> threads;
-  testing::internal::CaptureStderr();
-  for (int r = 0; r < 3; ++r) {
-    threads.emplace_back([&, r] {
-      Communicator comm(id, r, 3, config);
-      std::vector<float> in(16, 1.0f), out(16);
-      try {
-        if (r == 2) {
-          comm.recv(BufferRef(out.data()), 16, DType::kF32, 0);
-        } else {
-          comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
-        }
-      } catch (const Error& e) {
-        errors[r] = e.message();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  auto lines = hang_lines(testing::internal::GetCapturedStderr());
+  auto [errors, lines] = run_until_timeout(3, [](Communicator& comm) {
+    std::vector<float> in(16, 1.0f), out(16);
+    if (comm.rank() == 2) {
+      comm.recv(BufferRef(out.data()), 16, DType::kF32, 0);
+    } else {
+      comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+    }
+  });
   // Whoever timed out first (the recv or the all_reduce side) says where
   // the others wait; the rest are aborted with its words.
   ASSERT_FALSE(lines.empty()) << errors[0] << "\n" << errors[2];
@@ -967,25 +966,10 @@ TEST(Communicator, ATimeoutSaysWhereAMissingRankWaitsInstead) {
 // Both ranks recv from each other first (a deadlock in the user's order):
 // each asks the other, both wait in send/recv — all-stuck, nobody missing.
 TEST(Communicator, ADeadlockInWhichEveryRankWaitsIsAllStuck) {
-  CommConfig config;
-  config.timeout_seconds = 1;
-  UniqueId id = Communicator::create_unique_id(config);
-  std::string errors[2];
-  std::vector<std::thread> threads;
-  testing::internal::CaptureStderr();
-  for (int r = 0; r < 2; ++r) {
-    threads.emplace_back([&, r] {
-      Communicator comm(id, r, 2, config);
-      std::vector<float> buffer(16);
-      try {
-        comm.recv(BufferRef(buffer.data()), 16, DType::kF32, 1 - r);
-      } catch (const Error& e) {
-        errors[r] = e.message();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  auto lines = hang_lines(testing::internal::GetCapturedStderr());
+  auto [errors, lines] = run_until_timeout(2, [](Communicator& comm) {
+    std::vector<float> buffer(16);
+    comm.recv(BufferRef(buffer.data()), 16, DType::kF32, 1 - comm.rank());
+  });
   ASSERT_FALSE(lines.empty()) << errors[0] << "\n" << errors[1];
   for (auto& [r, line] : lines) {
     EXPECT_EQ(line["class"], "all-stuck") << line.dump();
