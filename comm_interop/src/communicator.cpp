@@ -483,6 +483,14 @@ struct Communicator::Impl {
 
   const Group& whole() const { return whole_group; }
 
+  // Latency-bound direct exchanges (all-reduce, all-gather) take this
+  // rank's `bytes` to its same-host peers through mailboxes. Every rank
+  // decides alike: a pair has mailboxes at both ends or at neither, and
+  // with POLYCHIP_COMM_CHECKSUM (no CRC on mail) none.
+  bool mail_fits(uint64_t bytes) const {
+    return bytes <= Transport::kMailboxBlockBytes && transport->has_mailboxes() && !config.checksum;
+  }
+
   bool use_direct(uint64_t bytes) const {
     if (algorithm_forced != Algorithm::kNone) return algorithm_forced == Algorithm::kDirect;
     return bytes <= config.small_bytes;
@@ -580,11 +588,7 @@ struct Communicator::Impl {
       return;
     }
     rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kRing;
-    if (direct && rec.bytes <= Transport::kMailboxBlockBytes && transport->has_mailboxes() &&
-        !config.checksum) {
-      // Latency-bound: same-host peers exchange inputs through mailboxes.
-      // Every rank decides alike: a pair has mailboxes at both ends or at
-      // neither, and with POLYCHIP_COMM_CHECKSUM (no CRC on mail) none.
+    if (direct && mail_fits(rec.bytes)) {
       Plan plan = collective_plan("all_reduce");
       uint8_t* gathered = plan_direct_all_reduce_frames(plan, whole(), config.chunk_bytes, scratch,
                                                         in, rec.bytes, transport->mailbox_peers());
@@ -979,7 +983,13 @@ void Communicator::all_gather(BufferRef send, BufferRef recv, uint64_t send_coun
   rec.algorithm = impl_->world == 1 ? Algorithm::kNone
                   : direct          ? Algorithm::kDirect
                                     : Algorithm::kRing;
-  if (bytes > 0) {
+  if (bytes > 0 && direct && impl_->world > 1 && impl_->mail_fits(bytes)) {
+    Plan plan = impl_->collective_plan("all_gather");
+    plan_direct_all_gather_frames(plan, impl_->whole(), impl_->config.chunk_bytes, in, out, bytes,
+                                  impl_->transport->mailbox_peers());
+    impl_->transport->run_with_mailboxes(plan, in, bytes, out);
+    rec.mailbox = true;
+  } else if (bytes > 0) {
     impl_->run_collective(
         "all_gather",
         [&](BuildContext& ctx) {

@@ -855,6 +855,49 @@ TEST(Communicator, SmallAllReducesGoThroughTheMailboxesWithTheFramedBits) {
   for (int r = 1; r < kWorld; ++r) EXPECT_EQ(results[r], results[0]) << "rank " << r;
 }
 
+// Small all-gathers take the mailboxes too: every rank's part lands in
+// place, in place or not, at the sizes around the mailbox block; beside a
+// rank on TCP (rank 2 refuses shared memory) ranks 0 and 1 mail each other
+// and frame with it, while rank 2 runs the framed all-gather unchanged.
+TEST(Communicator, SmallAllGathersGoThroughTheMailboxesAlsoBesideTcpPeers) {
+  constexpr int kWorld = 3;
+  for (bool rank_2_on_tcp : {false, true}) {
+    CommConfig config;
+    config.timeout_seconds = 30;
+    const UniqueId id = Communicator::create_unique_id(config);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kWorld; ++r) {
+      threads.emplace_back([&, r] {
+        CommConfig mine = config;
+        if (rank_2_on_tcp && r == 2) mine.transport = "tcp";
+        Communicator comm(id, r, kWorld, mine);
+        const bool mails = !(rank_2_on_tcp && r == 2);
+        auto part_of = [](int rank, uint64_t i) { return int64_t{1000} * rank + int64_t(i) + 1; };
+        const uint64_t fits = Transport::kMailboxBlockBytes / sizeof(int64_t);
+        for (uint64_t count : {uint64_t{1}, uint64_t{3}, fits - 1, fits, fits + 1}) {
+          for (bool in_place : {false, true}) {
+            std::vector<int64_t> in(count), out(count * kWorld, -1);
+            int64_t* send = in_place ? out.data() + r * count : in.data();
+            for (uint64_t i = 0; i < count; ++i) send[i] = part_of(r, i);
+            comm.all_gather(send, out.data(), count, DType::kI64);
+            const std::string where = "rank " + std::to_string(r) + " count " +
+                                      std::to_string(count) + (in_place ? " in place" : "") +
+                                      (rank_2_on_tcp ? ", rank 2 on tcp" : "");
+            EXPECT_EQ(comm.last_call().mailbox, mails && count <= fits) << where;
+            for (int from = 0; from < kWorld; ++from) {
+              for (uint64_t i = 0; i < count; ++i) {
+                ASSERT_EQ(out[from * count + i], part_of(from, i))
+                    << where << ", part of rank " << from << " at " << i;
+              }
+            }
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+}
+
 // Rank 2 never enters the second all_reduce: ranks 0 and 1 time out (1 s)
 // saying which rank is missing and that it never entered, with their call.
 // The JSON lines ("polychip_comm_hang") the ranks printed, by rank.

@@ -150,20 +150,43 @@ Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, ui
   return {};
 }
 
-uint8_t* plan_direct_all_reduce_frames(Plan& plan, const Group& group, uint64_t chunk_bytes,
-                                       Scratch& scratch, const void* send, uint64_t bytes,
-                                       const std::vector<bool>& mailed) {
+namespace {
+
+// Every member's `bytes` to every other: this rank's from `send`, member j's
+// into `inputs` + j * bytes; no frames with the members whose `mailed`
+// entry (by global rank) is true.
+void plan_direct_exchange(Plan& plan, const Group& group, uint64_t chunk_bytes, uint32_t step,
+                          const uint8_t* send, uint64_t bytes, const std::vector<bool>& mailed,
+                          uint8_t* inputs) {
   const int n = group.size(), p = group.me;
-  const auto* in = static_cast<const uint8_t*>(send);
-  uint8_t* inputs = scratch.get(0, bytes * n);
   Frames f{bytes, chunk_bytes};
   for (int j = 0; j < n; ++j) {
     const int peer = group.ranks[j];
     if (j == p || (!mailed.empty() && mailed[peer])) continue;
-    send_frames(plan, peer, kDirectStep, in, f);
-    recv_frames(plan, peer, kDirectStep, inputs + j * bytes, f);
+    send_frames(plan, peer, step, send, f);
+    recv_frames(plan, peer, step, inputs + j * bytes, f);
   }
+}
+
+}  // namespace
+
+uint8_t* plan_direct_all_reduce_frames(Plan& plan, const Group& group, uint64_t chunk_bytes,
+                                       Scratch& scratch, const void* send, uint64_t bytes,
+                                       const std::vector<bool>& mailed) {
+  uint8_t* inputs = scratch.get(0, bytes * group.size());
+  plan_direct_exchange(plan, group, chunk_bytes, kDirectStep, static_cast<const uint8_t*>(send),
+                       bytes, mailed, inputs);
   return inputs;
+}
+
+void plan_direct_all_gather_frames(Plan& plan, const Group& group, uint64_t chunk_bytes,
+                                   const void* send, void* recv, uint64_t send_bytes,
+                                   const std::vector<bool>& mailed) {
+  auto* out = static_cast<uint8_t*>(recv);
+  uint8_t* own = out + group.me * send_bytes;
+  if (own != send) copy_bytes(own, send, send_bytes);
+  plan_direct_exchange(plan, group, chunk_bytes, kDirectAllGatherStep, own, send_bytes, mailed,
+                       out);
 }
 
 void reduce_gathered_inputs(const Group& group, const uint8_t* gathered, const void* send,
@@ -287,16 +310,7 @@ Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv, ui
 
 Finish build_direct_all_gather(BuildContext& ctx, const void* send, void* recv,
                                uint64_t send_bytes) {
-  Plan& plan = *ctx.plan;
-  const int n = ctx.group.size(), p = ctx.group.me;
-  auto* out = static_cast<uint8_t*>(recv);
-  if (out + p * send_bytes != send) copy_bytes(out + p * send_bytes, send, send_bytes);
-  Frames f{send_bytes, ctx.chunk_bytes};
-  for (int j = 0; j < n; ++j) {
-    if (j == p) continue;
-    send_frames(plan, ctx.group.ranks[j], kDirectAllGatherStep, out + p * send_bytes, f);
-    recv_frames(plan, ctx.group.ranks[j], kDirectAllGatherStep, out + j * send_bytes, f);
-  }
+  plan_direct_all_gather_frames(*ctx.plan, ctx.group, ctx.chunk_bytes, send, recv, send_bytes, {});
   return {};
 }
 

@@ -70,6 +70,12 @@ Finish build_direct_all_reduce(BuildContext& ctx, const void* send, void* recv, 
 uint8_t* plan_direct_all_reduce_frames(Plan& plan, const Group& group, uint64_t chunk_bytes,
                                        Scratch& scratch, const void* send, uint64_t bytes,
                                        const std::vector<bool>& mailed);
+// The direct all-gather in the same way: this rank's part into its place
+// in `recv`, frames only with the members whose `mailed` entry is false
+// (the mail puts the others' parts in place).
+void plan_direct_all_gather_frames(Plan& plan, const Group& group, uint64_t chunk_bytes,
+                                   const void* send, void* recv, uint64_t send_bytes,
+                                   const std::vector<bool>& mailed);
 // recv = the rank-order fold of the gathered inputs (`send` stands for this
 // rank's own): the direct all-reduce's finish.
 void reduce_gathered_inputs(const Group& group, const uint8_t* gathered, const void* send,

@@ -15,8 +15,9 @@
 
 namespace polychip::comm {
 
-// 3: status frames (kind 5); 4: RDMA offers; 5: shm mailboxes.
-inline constexpr uint8_t kWireVersion = 5;
+// 3: status frames (kind 5); 4: RDMA offers; 5: shm mailboxes; 6: all-gathers
+// through the mailboxes too.
+inline constexpr uint8_t kWireVersion = 6;
 inline constexpr uint32_t kFrameMagic = 0x314d4350;      // "PCM1"
 inline constexpr uint32_t kHelloMagic = 0x31484350;      // "PCH1"
 inline constexpr uint32_t kChallengeMagic = 0x31434350;  // "PCC1"

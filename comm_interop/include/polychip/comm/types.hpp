@@ -73,8 +73,9 @@ struct CallRecord {
   // "shm" (shared-memory links to every peer), "tcp", or "shm+tcp" (some
   // of each), then "+crc32c" with checksums; "local" for a single rank.
   std::string transport;
-  // A small all-reduce whose inputs went to and from the shared-memory
-  // peers through the rings' mailboxes (no frames): the latency path.
+  // A small all-reduce or all-gather whose inputs went to and from the
+  // shared-memory peers through the rings' mailboxes (no frames): the
+  // latency path.
   bool mailbox = false;
   // Host staging overlap (all-reduce): input pieces copied device -> host
   // asynchronously, and result bytes queued host -> device while the
