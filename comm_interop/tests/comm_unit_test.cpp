@@ -898,8 +898,6 @@ TEST(Communicator, SmallAllGathersGoThroughTheMailboxesAlsoBesideTcpPeers) {
   }
 }
 
-// Rank 2 never enters the second all_reduce: ranks 0 and 1 time out (1 s)
-// saying which rank is missing and that it never entered, with their call.
 // The JSON lines ("polychip_comm_hang") the ranks printed, by rank.
 std::map<int, nlohmann::json> hang_lines(const std::string& captured) {
   std::map<int, nlohmann::json> lines;
@@ -941,6 +939,8 @@ TimedOutRun run_until_timeout(int world, const std::function<void(Communicator&)
   return run;
 }
 
+// Rank 2 never enters the second all_reduce: ranks 0 and 1 time out (1 s)
+// saying which rank is missing and that it never entered, with their call.
 TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
   auto [errors, lines] = run_until_timeout(3, [](Communicator& comm) {
     std::vector<float> in(16, 1.0f), out(16);

@@ -230,9 +230,6 @@ TEST_P(FabricRmaTest, AnAddressThatIsNoneOfThisProvidersIsRefused) {
   }
 }
 
-// shm names its endpoints "fi_shm://<pid>:<domain>:<endpoint>": ranks whose
-// pids (or endpoint counts) differ in digits have names of different
-// lengths, and must still reach each other.
 // 64 bytes written from `writer` land in a region of `target`.
 void expect_a_write_lands(FabricRma& writer, FabricRma& target, uint8_t seed) {
   std::vector<uint8_t> landing(64, 0xEE), data = pattern(64, seed);
@@ -244,6 +241,9 @@ void expect_a_write_lands(FabricRma& writer, FabricRma& target, uint8_t seed) {
   EXPECT_EQ(landing, data);
 }
 
+// shm names its endpoints "fi_shm://<pid>:<uid>:<endpoint>": ranks whose
+// pids (or endpoint counts) differ in digits have names of different
+// lengths, and must still reach each other.
 TEST_P(FabricRmaTest, PeersWhoseNamesDifferInLengthReachEachOther) {
   if (std::string(GetParam()) != "shm") GTEST_SKIP() << "fixed-size addresses";
   auto writer = std::make_unique<FabricRma>(GetParam(), node());
