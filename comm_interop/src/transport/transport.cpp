@@ -50,6 +50,9 @@ constexpr int kPausedMicros = 20;
 constexpr unsigned kLooksPerClockRead = 16;
 // How long a rank that timed out waits for its peers to say where they wait.
 constexpr double kAskPeersSeconds = 1.0;
+// How long a rank that lost a peer waits for an abort frame that names the
+// cause (see fail_lost_peer); short beside the 5 s a dead rank may take.
+constexpr double kLostPeerGraceSeconds = 0.25;
 
 // Tells the core this is a spin loop (lets a sibling hyperthread run).
 inline void cpu_relax() {
@@ -724,17 +727,45 @@ void Transport::fail_lost_peer(Connection& c, const std::string& why) {
   if (!scanning_lost_peer_) {
     scanning_lost_peer_ = true;
     // Any peer may hold the reason (an abort travels from its origin to
-    // every rank, and a neighbour may exit before this rank reads it).
+    // every rank, and a neighbour may exit before this rank reads it). A
+    // peer that gives up in the middle of a frame cannot put its reason on
+    // that socket, and a rank that learns of a failure from a neighbour
+    // writes its abort frames a moment later: wait briefly for one on the
+    // other sockets before settling for "connection closed".
+    std::vector<Connection*> open;
     for (Connection* other : all_connections_) {
-      if (other->closed || other == &c || other->rx) continue;
-      try {
-        handle_readable(*other);
-      } catch (const Error& e) {
-        if (e.code() == StatusCode::kAborted || e.code() == StatusCode::kDataCorruption) {
-          scanning_lost_peer_ = false;
-          throw;
-        }
+      if (!other->closed && other != &c && !other->rx && other->fd.valid()) open.push_back(other);
+    }
+    const Deadline grace(kLostPeerGraceSeconds);
+    std::vector<pollfd> fds;
+    // The first look reads every socket: bytes read ahead into an inbox
+    // make no socket readable.
+    for (bool first = true; !open.empty() && !grace.expired(); first = false) {
+      fds.clear();
+      for (Connection* other : open)
+        fds.push_back({other->fd.get(), POLLIN, static_cast<short>(first ? POLLIN : 0)});
+      if (!first && ::poll(fds.data(), fds.size(), grace.remaining_ms()) < 0 && errno != EINTR) {
+        break;
       }
+      std::vector<Connection*> still_open;
+      for (size_t i = 0; i < open.size(); ++i) {
+        Connection* other = open[i];
+        if (fds[i].revents == 0) {
+          still_open.push_back(other);
+          continue;
+        }
+        try {
+          handle_readable(*other);
+        } catch (const Error& e) {
+          if (e.code() == StatusCode::kAborted || e.code() == StatusCode::kDataCorruption) {
+            scanning_lost_peer_ = false;
+            throw;
+          }
+          continue;  // lost too: nothing more comes from it
+        }
+        if (!other->closed && !other->parked) still_open.push_back(other);
+      }
+      open.swap(still_open);
     }
     scanning_lost_peer_ = false;
   }
@@ -1085,24 +1116,27 @@ bool Transport::hang_view_ready() {
 }
 
 void Transport::shut_down_connections(const std::string* abort_reason) {
+  // Every abort frame is written before any socket is shut down: a peer that
+  // sees one of this rank's sockets end mid-frame looks on the others for
+  // the reason, and must find it there already.
   for (Connection* c : all_connections_) {
-    if (!c->fd.valid()) continue;
-    if (abort_reason && c->send_task < 0 && !c->closed) {
-      // Best effort, at a frame boundary only: tell the peer why.
-      std::string reason = abort_reason->substr(0, 4096);
-      FrameHeader h;
-      h.kind = FrameKind::kAbort;
-      h.payload_bytes = reason.size();
-      h.source_rank = static_cast<uint32_t>(rank_);
-      uint8_t header[kFrameHeaderSize];
-      encode_frame_header(h, header);
-      iovec iov[2] = {{header, kFrameHeaderSize}, {reason.data(), reason.size()}};
-      msghdr msg{};
-      msg.msg_iov = iov;
-      msg.msg_iovlen = 2;
-      (void)::sendmsg(c->fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-    }
-    ::shutdown(c->fd.get(), SHUT_RDWR);
+    if (!c->fd.valid() || !abort_reason || c->send_task >= 0 || c->closed) continue;
+    // Best effort, at a frame boundary only: tell the peer why.
+    std::string reason = abort_reason->substr(0, 4096);
+    FrameHeader h;
+    h.kind = FrameKind::kAbort;
+    h.payload_bytes = reason.size();
+    h.source_rank = static_cast<uint32_t>(rank_);
+    uint8_t header[kFrameHeaderSize];
+    encode_frame_header(h, header);
+    iovec iov[2] = {{header, kFrameHeaderSize}, {reason.data(), reason.size()}};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    (void)::sendmsg(c->fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  for (Connection* c : all_connections_) {
+    if (c->fd.valid()) ::shutdown(c->fd.get(), SHUT_RDWR);
   }
 }
 
