@@ -125,6 +125,12 @@ struct Communicator::Impl {
   Choice staging_overlap = Choice::kAuto;         // POLYCHIP_COMM_STAGING overlap / whole / auto
   Algorithm algorithm_forced = Algorithm::kNone;  // POLYCHIP_COMM_ALGO; kNone: by size
   Scratch scratch;
+  // reduce_scatter's input, copied when its output overlaps it other than
+  // in place; kept across calls (a fresh 64 MiB per call cost 4x its time).
+  std::vector<uint8_t> overlapped_input;
+  // The hierarchical all-reduce's island accumulators (leaders), kept
+  // across calls as `scratch` is (the builders it runs use that one).
+  Scratch island_partial;
   Group whole_group;  // whole(): every rank, in rank order
   Staging staging;
   // The most recent calls: a training job makes millions, so the oldest
@@ -622,27 +628,26 @@ struct Communicator::Impl {
     std::sort(leaders.ranks.begin(), leaders.ranks.end());
     leaders.me = static_cast<int>(std::find(leaders.ranks.begin(), leaders.ranks.end(), rank) -
                                   leaders.ranks.begin());
-    std::vector<uint8_t> partial(leader ? count * a : 0);
+    uint8_t* partial = leader ? island_partial.get(0, count * a) : nullptr;
     const bool direct = use_direct(count * d);
     Reduction partial_r{r.dtype, r.op == ReduceOp::kAvg ? ReduceOp::kSum : r.op, 1};
     // 1. island reduce to the leader (partial accumulators).
     if (island_ccl) {
-      uint64_t seq = transport->next_collective_seq();
-      (void)seq;
-      island_ccl->reduce(in, leader ? partial.data() : nullptr, count, r.dtype, partial_r.op, 0);
+      transport->next_collective_seq();
+      island_ccl->reduce(in, partial, count, r.dtype, partial_r.op, 0);
     } else if (island.size() == 1) {
       transport->next_collective_seq();
       if (A != r.dtype) {
-        widen_to_f32(in, r.dtype, reinterpret_cast<float*>(partial.data()), count);
+        widen_to_f32(in, r.dtype, reinterpret_cast<float*>(partial), count);
       } else {
-        copy_bytes(partial.data(), in, count * a);
+        copy_bytes(partial, in, count * a);
       }
     } else {
       run_collective(
           "all_reduce/island_reduce",
           [&](BuildContext& ctx) {
-            return direct ? build_direct_reduce(ctx, in, partial.data(), count, partial_r, 0, false)
-                          : build_chain_reduce(ctx, in, partial.data(), count, partial_r, 0, false);
+            return direct ? build_direct_reduce(ctx, in, partial, count, partial_r, 0, false)
+                          : build_chain_reduce(ctx, in, partial, count, partial_r, 0, false);
           },
           island);
     }
@@ -652,16 +657,14 @@ struct Communicator::Impl {
       run_collective(
           "all_reduce/leaders",
           [&](BuildContext& ctx) {
-            return direct ? build_direct_all_reduce(ctx, partial.data(), partial.data(), count,
-                                                    leader_r)
-                          : build_ring_all_reduce(ctx, partial.data(), partial.data(), count,
-                                                  leader_r);
+            return direct ? build_direct_all_reduce(ctx, partial, partial, count, leader_r)
+                          : build_ring_all_reduce(ctx, partial, partial, count, leader_r);
           },
           leaders);
     } else {
       transport->next_collective_seq();
     }
-    if (leader) finalize_reduction(partial.data(), A, out, r.dtype, count, r.op, world);
+    if (leader) finalize_reduction(partial, A, out, r.dtype, count, r.op, world);
     // 3. island broadcast of the final bits.
     if (island_ccl) {
       transport->next_collective_seq();
@@ -1023,11 +1026,13 @@ void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_
     impl_->all_reduce_host(in, out, recv_count, dtype, op, rec, false);
   } else if (bytes > 0) {
     rec.algorithm = direct ? Algorithm::kDirect : Algorithm::kRing;
-    // In place (recv inside send): work from a copy of the input.
-    std::vector<uint8_t> copy;
-    if (out >= in && out < in + total) {
-      copy.assign(in, in + total);
-      in = copy.data();
+    // In place (recv = send + rank * bytes, as NCCL defines it) both
+    // algorithms read this rank's block before they write it. Any other
+    // overlap: work from a copy of the input.
+    const bool in_place = out == in + uint64_t(impl_->rank) * bytes;
+    if (!in_place && out < in + total && in < out + bytes) {
+      impl_->overlapped_input.assign(in, in + total);
+      in = impl_->overlapped_input.data();
     }
     impl_->run_collective(
         "reduce_scatter",

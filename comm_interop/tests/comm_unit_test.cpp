@@ -1086,6 +1086,38 @@ TEST(Communicator, ThreadRanksRunEveryCollectiveExactly) {
   }
 }
 
+// A reduce_scatter whose output overlaps its input other than in place
+// works from a copy of the input: one element past this rank's block, the
+// ring would write chunk c's result over chunk c + 1's own part before it
+// reads it (planted without the copy: that case fails on every rank). In
+// place (this rank's block itself) works on the input directly.
+TEST(Communicator, ReduceScatterIntoAnyPartOfItsOwnInputIsExact) {
+  const int world = 3;
+  const uint64_t count = 3 * (1 << 20) / sizeof(float) / 2;  // 1.5 MiB a block: two chunks
+  CommConfig config;
+  config.algorithm = "ring";
+  with_threads(
+      world,
+      [&](Communicator& comm) {
+        const int me = comm.rank(), n = comm.size();
+        for (uint64_t shift : {uint64_t{0}, count, uint64_t{1}}) {
+          std::vector<float> buffer(count * n + 1);
+          for (uint64_t j = 0; j < count * n; ++j) buffer[j] = float(me * 1000 + j % 4096);
+          float* out = buffer.data() + (uint64_t(me) * count + shift) % (count * n);
+          comm.reduce_scatter(BufferRef(buffer.data()), BufferRef(out), count, DType::kF32,
+                              ReduceOp::kSum);
+          uint64_t wrong = 0;
+          for (uint64_t i = 0; i < count; ++i) {
+            const float want = float((0 + 1000 + 2000) + 3 * ((uint64_t(me) * count + i) % 4096));
+            wrong += out[i] != want;
+          }
+          EXPECT_EQ(wrong, 0u) << "rank " << me << ", output " << shift
+                               << " elements past its block";
+        }
+      },
+      config);
+}
+
 TEST(Communicator, HierarchicalPathIsRecordedAndExact) {
   const int world = 4;
   UniqueId id = Communicator::create_unique_id();
