@@ -53,6 +53,16 @@ void recv_frames(Plan& plan, int peer, uint32_t step, uint8_t* dst, Frames f) {
   for (uint32_t c = 0; c < f.count(); ++c) plan.recv(peer, step, c, dst + f.offset(c), f.length(c));
 }
 
+// A broadcast root's own copy (out of place), chunk c once its frame to one
+// peer is sent: the copies fill the time the root waits for the peer to take
+// its bytes, instead of a whole-buffer copy before the first frame leaves.
+void copy_once_sent(Plan& plan, int send_task, const uint8_t* in, uint8_t* out, Frames f,
+                    uint32_t c) {
+  if (out == in || out == nullptr) return;
+  plan.on_complete(send_task,
+                   [=] { copy_bytes(out + f.offset(c), in + f.offset(c), f.length(c)); });
+}
+
 // acc (A-typed, count) = fold of inputs[0..n) in order; inputs are D-typed.
 void fold_in_order(const std::vector<const uint8_t*>& inputs, DType dtype, ReduceOp op,
                    uint64_t count, uint8_t* acc) {
@@ -323,8 +333,11 @@ Finish build_chain_broadcast(BuildContext& ctx, const void* send, void* recv, ui
   auto* out = static_cast<uint8_t*>(recv);
   Frames f{bytes, ctx.chunk_bytes};
   if (q == 0) {
-    if (recv != send && recv != nullptr) copy_bytes(out, send, bytes);
-    send_frames(plan, next, kChainStep, static_cast<const uint8_t*>(send), f);
+    const auto* in = static_cast<const uint8_t*>(send);
+    for (uint32_t c = 0; c < f.count(); ++c) {
+      copy_once_sent(plan, plan.send(next, kChainStep, c, in + f.offset(c), f.length(c)), in, out,
+                     f, c);
+    }
     return {};
   }
   for (uint32_t c = 0; c < f.count(); ++c) {
@@ -340,11 +353,15 @@ Finish build_direct_broadcast(BuildContext& ctx, const void* send, void* recv, u
   const int n = ctx.group.size(), p = ctx.group.me;
   Frames f{bytes, ctx.chunk_bytes};
   if (p == root) {
-    if (recv != send && recv != nullptr) copy_bytes(recv, send, bytes);
+    const auto* in = static_cast<const uint8_t*>(send);
+    const int first = root == 0 ? 1 : 0;
     for (int j = 0; j < n; ++j) {
-      if (j != p)
-        send_frames(plan, ctx.group.ranks[j], kDirectBroadcastStep,
-                    static_cast<const uint8_t*>(send), f);
+      if (j == p) continue;
+      for (uint32_t c = 0; c < f.count(); ++c) {
+        const int st =
+            plan.send(ctx.group.ranks[j], kDirectBroadcastStep, c, in + f.offset(c), f.length(c));
+        if (j == first) copy_once_sent(plan, st, in, static_cast<uint8_t*>(recv), f, c);
+      }
     }
   } else {
     recv_frames(plan, ctx.group.ranks[root], kDirectBroadcastStep, static_cast<uint8_t*>(recv), f);
