@@ -449,12 +449,17 @@ Finish build_all_to_all(BuildContext& ctx, const void* send, void* recv, uint64_
   const int n = ctx.group.size(), p = ctx.group.me;
   const auto* in = static_cast<const uint8_t*>(send);
   auto* out = static_cast<uint8_t*>(recv);
-  if (in == out) {  // in place: send from a copy
+  if (in == out) {
+    // In place: the blocks that leave are sent from a copy (receives may
+    // land before they left); this rank's own block stays where it is.
     uint8_t* copy = ctx.scratch->get(0, block_bytes * n);
-    copy_bytes(copy, in, block_bytes * n);
+    for (int j = 0; j < n; ++j) {
+      if (j != p) copy_bytes(copy + j * block_bytes, in + j * block_bytes, block_bytes);
+    }
     in = copy;
+  } else {
+    copy_bytes(out + p * block_bytes, in + p * block_bytes, block_bytes);
   }
-  copy_bytes(out + p * block_bytes, in + p * block_bytes, block_bytes);
   Frames f{block_bytes, ctx.chunk_bytes};
   for (int j = 0; j < n; ++j) {
     if (j == p) continue;
