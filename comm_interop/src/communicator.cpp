@@ -86,9 +86,9 @@ Fd store_listener(const LaunchInfo& launch, const std::string& listen_address) {
 }
 
 // What every rank's frames of this call carry (wire.hpp CallSignature).
-CallSignature call_signature(const CallRecord& rec) {
+CallSignature call_signature(const CallRecord& rec, Collective collective) {
   CallSignature call;
-  call.collective = static_cast<uint8_t>(parse_collective(rec.collective));
+  call.collective = static_cast<uint8_t>(collective);
   call.dtype = static_cast<uint8_t>(rec.dtype);
   call.op = static_cast<uint8_t>(rec.op);
   call.root = rec.root;
@@ -138,6 +138,7 @@ struct Communicator::Impl {
   static constexpr size_t kHistoryKept = 1024;
   std::vector<CallRecord> history;
   uint64_t calls_begun = 0;
+  Collective collective_begun = Collective::kAllReduce;  // of the latest collective's begin()
   std::string transport_label;  // transport_name(), fixed once the links are
   int group_depth = 0;
   struct P2P {
@@ -508,18 +509,18 @@ struct Communicator::Impl {
     return config.checksum ? links + "+crc32c" : links;
   }
 
-  // Runs one plan built by `build` under a fresh collective sequence number.
-  // With `io`, the plan waits for staged input range by range and hands
-  // final output ranges back to the device as they complete.
   // The plan of the running call's next collective sequence number, signed
   // with the call (every rank's frames carry the signature). `name` is
   // kept, not copied.
   Plan collective_plan(const char* name) {
     Plan plan(FrameKind::kCollective, transport->next_collective_seq(), name);
-    plan.set_call(call_signature(history.back()));
+    plan.set_call(call_signature(history.back(), collective_begun));
     return plan;
   }
 
+  // Runs one plan built by `build` under a fresh collective sequence number.
+  // With `io`, the plan waits for staged input range by range and hands
+  // final output ranges back to the device as they complete.
   void run_collective(const char* name, const std::function<Finish(BuildContext&)>& build,
                       const Group& group, StreamedStaging* io = nullptr) {
     Plan plan = collective_plan(name);
@@ -535,7 +536,16 @@ struct Communicator::Impl {
     if (finish) finish();
   }
 
-  CallRecord& begin(const char* name, DType dtype, ReduceOp op, uint64_t count, int root = -1) {
+  // A collective's call: its kind is kept for the frames' signature (a
+  // name parsed back per call showed in small calls' latency).
+  CallRecord& begin(Collective collective, DType dtype, ReduceOp op, uint64_t count,
+                    int root = -1) {
+    CallRecord& rec = begin(collective_name(collective), dtype, op, count, root);
+    collective_begun = collective;
+    return rec;
+  }
+  CallRecord& begin(std::string_view name, DType dtype, ReduceOp op, uint64_t count,
+                    int root = -1) {
     check_comm_dtype(dtype, "dtype");
     if (history.size() == 2 * kHistoryKept) {
       history.erase(history.begin(), history.begin() + kHistoryKept);
@@ -545,7 +555,7 @@ struct Communicator::Impl {
     if (transport_label.empty()) transport_label = transport_name();
     CallRecord& rec = history.emplace_back();
     rec.seq = calls_begun++;
-    rec.collective = name;
+    rec.collective.assign(name);
     rec.dtype = dtype;
     rec.op = op;
     rec.count = count;
@@ -936,7 +946,7 @@ void Communicator::abort(const std::string& reason) { impl_->transport->abort(re
 void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DType dtype,
                               ReduceOp op) {
   POLYCHIP_COMM_DEFER_IN_GROUP(all_reduce(send, recv, count, dtype, op));
-  CallRecord& rec = impl_->begin("all_reduce", dtype, op, count);
+  CallRecord& rec = impl_->begin(Collective::kAllReduce, dtype, op, count);
   const uint64_t bytes = rec.bytes;
   const bool hierarchical = impl_->all_reduce_hierarchical;
   if (impl_->gdr && bytes > 0 && !hierarchical &&
@@ -964,7 +974,7 @@ void Communicator::all_reduce(BufferRef send, BufferRef recv, uint64_t count, DT
 
 void Communicator::all_gather(BufferRef send, BufferRef recv, uint64_t send_count, DType dtype) {
   POLYCHIP_COMM_DEFER_IN_GROUP(all_gather(send, recv, send_count, dtype));
-  CallRecord& rec = impl_->begin("all_gather", dtype, ReduceOp::kSum, send_count);
+  CallRecord& rec = impl_->begin(Collective::kAllGather, dtype, ReduceOp::kSum, send_count);
   const uint64_t bytes = rec.bytes, total = bytes * impl_->world;
   if (impl_->gdr && bytes > 0 &&
       impl_->gdr_collective(GdrCollective::kAllGather, send, recv, send_count, dtype,
@@ -1007,7 +1017,7 @@ void Communicator::all_gather(BufferRef send, BufferRef recv, uint64_t send_coun
 void Communicator::reduce_scatter(BufferRef send, BufferRef recv, uint64_t recv_count, DType dtype,
                                   ReduceOp op) {
   POLYCHIP_COMM_DEFER_IN_GROUP(reduce_scatter(send, recv, recv_count, dtype, op));
-  CallRecord& rec = impl_->begin("reduce_scatter", dtype, op, recv_count);
+  CallRecord& rec = impl_->begin(Collective::kReduceScatter, dtype, op, recv_count);
   const uint64_t bytes = rec.bytes, total = bytes * impl_->world;
   if (impl_->gdr && bytes > 0 && impl_->world > 1 &&
       impl_->gdr_collective(GdrCollective::kReduceScatter, send, recv, recv_count, dtype, op,
@@ -1049,7 +1059,7 @@ void Communicator::broadcast(BufferRef send, BufferRef recv, uint64_t count, DTy
                              int root) {
   POLYCHIP_COMM_DEFER_IN_GROUP(broadcast(send, recv, count, dtype, root));
   impl_->check_root(root);
-  CallRecord& rec = impl_->begin("broadcast", dtype, ReduceOp::kSum, count, root);
+  CallRecord& rec = impl_->begin(Collective::kBroadcast, dtype, ReduceOp::kSum, count, root);
   const uint64_t bytes = rec.bytes;
   if (impl_->gdr && bytes > 0 && impl_->world > 1 &&
       impl_->gdr_collective(GdrCollective::kBroadcast, send, recv, count, dtype, ReduceOp::kSum,
@@ -1088,7 +1098,7 @@ void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType 
                           int root) {
   POLYCHIP_COMM_DEFER_IN_GROUP(reduce(send, recv, count, dtype, op, root));
   impl_->check_root(root);
-  CallRecord& rec = impl_->begin("reduce", dtype, op, count, root);
+  CallRecord& rec = impl_->begin(Collective::kReduce, dtype, op, count, root);
   if (impl_->gdr && rec.bytes > 0 && impl_->world > 1 &&
       impl_->gdr_collective(GdrCollective::kReduce, send, recv, count, dtype, op, rec, root)) {
     return;
@@ -1121,7 +1131,7 @@ void Communicator::reduce(BufferRef send, BufferRef recv, uint64_t count, DType 
 
 void Communicator::all_to_all(BufferRef send, BufferRef recv, uint64_t count, DType dtype) {
   POLYCHIP_COMM_DEFER_IN_GROUP(all_to_all(send, recv, count, dtype));
-  CallRecord& rec = impl_->begin("all_to_all", dtype, ReduceOp::kSum, count);
+  CallRecord& rec = impl_->begin(Collective::kAllToAll, dtype, ReduceOp::kSum, count);
   const uint64_t block = rec.bytes, total = block * impl_->world;
   std::vector<Staging::Lease> leases;
   uint8_t* in = impl_->staging.input(send, total, leases);
