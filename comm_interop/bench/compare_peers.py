@@ -23,7 +23,8 @@ targets with PASS or MISS:
   H2D-RDMA busbw at np=2 >= 80% of fi_pingpong on the same provider,
 and, per path with device buffers (ranks on sim.faithful, 64 MiB at np=2):
 H2D-TCP, H2D-RDMA and GDR on each provider, with the GDR / H2D-RDMA / H2D-TCP
-ratios.
+ratios; and, for information, H2D-RDMA one way (a 64 MiB broadcast at np=2), the
+direction fi_pingpong measures.
 
 Usage: compare_peers.py --polychip build/bin/polychip [--mpi-bench build/bin/mpi_allreduce_bench]
                         [--rounds 3] [--json out.json] [--only np=2]
@@ -82,11 +83,12 @@ def run_gloo(np_, size_bytes, iters, warmup):
     return result["seconds"]
 
 
-def run_polychip(exe, np_, size_bytes, iters, warmup, transport, provider=None, path=None):
+def run_polychip(exe, np_, size_bytes, iters, warmup, transport, provider=None, path=None,
+                 collective="all_reduce"):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
-    cmd = [exe, "comm-perf", "--np", str(np_), "-b", str(size_bytes), "-e", str(size_bytes),
-           "-w", str(warmup), "-n", str(iters), "-J", out]
+    cmd = [exe, "comm-perf", "--np", str(np_), "-c", collective, "-b", str(size_bytes), "-e",
+           str(size_bytes), "-w", str(warmup), "-n", str(iters), "-J", out]
     if path:  # a path comparison: device buffers on every rank
         cmd += ["--path", path, "--devices", "sim.faithful"]
     elif transport == "rdma":  # H2D-RDMA alone: auto would offer GDR first
@@ -189,6 +191,10 @@ PATHS = {"h2d-tcp": ("tcp", None, "host"),
          "h2d-rdma shm": ("rdma", "shm", "host"),
          "gdr shm": ("rdma", "shm", "gdr")}
 PATH_CASE = "busbw 64 MiB np=2"
+# fi_pingpong moves one direction at a time, an all-reduce both at once: the
+# H2D-RDMA broadcast (np=2, host buffers, one direction) is printed beside it
+# too, for information (the target is on the all-reduce).
+ONE_WAY = {"tcp;ofi_rxm": "one-way h2d-rdma tcp;ofi_rxm", "shm": "one-way h2d-rdma shm"}
 
 
 def busbw(size_bytes, seconds, np_):
@@ -250,6 +256,11 @@ def main():
                 best[key] = min(best.get(key, float("inf")), t)
                 print("round %d  %-20s %-22s %10.1f us" % (r + 1, name, "path " + path_name, t * 1e6),
                       flush=True)
+            for provider, label in ONE_WAY.items():
+                t = run_polychip(args.polychip, np_, size, iters, warmup, "rdma", provider,
+                                 collective="broadcast")
+                best[(name, label)] = min(best.get((name, label), float("inf")), t)
+                print("round %d  %-20s %-22s %10.1f us" % (r + 1, name, label, t * 1e6), flush=True)
         for ceiling in CEILINGS:
             if ceiling == "loopback TCP stream":
                 g = loopback_stream_gbps()
@@ -308,6 +319,14 @@ def main():
         for peer in ("polychip-rdma-tcp", "polychip-rdma-shm"):
             print("     H2D-RDMA (%s) / H2D-TCP at 64 MiB np=2: %.2fx"
                   % (peer.rsplit("-", 1)[1], row[peer]["gbps"] / row["polychip-tcp"]["gbps"]))
+        report["one_way_gbps"] = {}
+        for provider, label in ONE_WAY.items():
+            gbps = big / best[(PATH_CASE, label)] / 1e9  # a broadcast's busbw is its algbw
+            ceiling = ceilings.get("fi_pingpong " + provider)
+            report["one_way_gbps"][provider] = gbps
+            print("     H2D-RDMA one way (broadcast 64 MiB np=2) on %s: %.3f GB/s, %s of "
+                  "fi_pingpong (information, not the target)"
+                  % (provider, gbps, "%.0f%%" % (100 * gbps / ceiling) if ceiling else "n/a"))
         print()
         print("Paths with device buffers (sim.faithful), 64 MiB f32 sum all-reduce, np=2:")
         paths = {}
