@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -329,14 +330,17 @@ TEST_P(FabricRmaTest, LaneBytesCrossTheWrapInOrderAndCreditsFreeTheRing) {
   while (sent.size() < 48 * 4096 && std::chrono::steady_clock::now() < until) {
     std::vector<uint8_t> piece(1 + rng() % 3000);
     for (auto& b : piece) b = static_cast<uint8_t>(rng());
+    lane.tx->progress();
     const uint64_t n = lane.tx->write(piece.data(), piece.size());
     sent.insert(sent.end(), piece.begin(), piece.begin() + static_cast<long>(n));
     std::vector<uint8_t> buf(1 + rng() % 3000);
+    lane.rx->progress();
     const uint64_t r = lane.rx->read(buf.data(), buf.size());
     got.insert(got.end(), buf.begin(), buf.begin() + static_cast<long>(r));
   }
   while (got.size() < sent.size() && std::chrono::steady_clock::now() < until) {
     lane.tx->progress();
+    lane.rx->progress();
     std::vector<uint8_t> buf(4096);
     const uint64_t r = lane.rx->read(buf.data(), buf.size());
     got.insert(got.end(), buf.begin(), buf.begin() + static_cast<long>(r));
@@ -348,6 +352,77 @@ TEST_P(FabricRmaTest, LaneBytesCrossTheWrapInOrderAndCreditsFreeTheRing) {
     lane.rx->progress();
   }
   EXPECT_TRUE(lane.tx->drained() && lane.rx->drained());
+}
+
+// Large payloads are lent, not copied: the ring writes from the caller's
+// memory, and the caller may change it only once lent_in_use() lets go.
+// Each lent byte is scribbled over the moment the ring lets go of it; the
+// receiver must still get every byte as it was when lent (shm's target
+// reads the source only when it progresses, so a loan ended early shows).
+TEST_P(FabricRmaTest, LentBytesArriveAsLentAndTheLoanEndsWithTheWrites) {
+  constexpr uint64_t kCapacity = 1 << 20;
+  LanePair lane(GetParam(), node(), kCapacity);
+  std::mt19937 rng(9);
+  std::vector<uint8_t> source(3 * kCapacity + 5);
+  for (auto& b : source) b = static_cast<uint8_t>(rng());
+  const std::vector<uint8_t> original = source;
+  struct Loan {
+    uint64_t stream_begin, source_begin, bytes;
+  };
+  std::vector<Loan> loans;
+  std::vector<uint8_t> expected, got;
+  uint64_t taken = 0, lent = 0, scribbled_to = 0;  // scribbled: a stream position
+  bool seen_in_use = false;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto scribble_let_go = [&] {
+    const uint64_t let_go = taken - lane.tx->lent_in_use();
+    for (const Loan& loan : loans) {
+      const uint64_t from = std::max(scribbled_to, loan.stream_begin);
+      const uint64_t to = std::min(let_go, loan.stream_begin + loan.bytes);
+      if (from < to)
+        std::memset(source.data() + loan.source_begin + (from - loan.stream_begin), 0xEE,
+                    to - from);
+    }
+    scribbled_to = std::max(scribbled_to, let_go);
+  };
+  while ((lent < source.size() || got.size() < expected.size()) &&
+         std::chrono::steady_clock::now() < until) {
+    if (lent < source.size()) {
+      // A small frame header, copied, then as much of the payload as fits.
+      const uint8_t header[16] = {uint8_t(lent), 1, 2, 3};
+      const uint64_t h = lane.tx->write(header, sizeof header);
+      expected.insert(expected.end(), header, header + h);
+      taken += h;
+      if (h == sizeof header) {
+        const uint64_t n = lane.tx->lend(source.data() + lent, source.size() - lent);
+        if (n >= kRmaLendMinBytes) {
+          loans.push_back({taken, lent, n});
+          seen_in_use = seen_in_use || lane.tx->lent_in_use() >= n;
+        }
+        expected.insert(expected.end(), original.begin() + static_cast<long>(lent),
+                        original.begin() + static_cast<long>(lent + n));
+        taken += n;
+        lent += n;
+      }
+    }
+    scribble_let_go();
+    lane.rx->progress();
+    lane.tx->progress();
+    scribble_let_go();
+    std::vector<uint8_t> buf(200000);
+    const uint64_t r = lane.rx->read(buf.data(), buf.size());
+    got.insert(got.end(), buf.begin(), buf.begin() + static_cast<long>(r));
+  }
+  EXPECT_TRUE(seen_in_use) << "no payload was lent (all copied)";
+  EXPECT_GE(loans.size(), 3u);
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(got == expected) << "a lent byte changed before the ring let go of it";
+  while (!(lane.tx->drained() && lane.rx->drained()) && std::chrono::steady_clock::now() < until) {
+    lane.tx->progress();
+    lane.rx->progress();
+  }
+  EXPECT_TRUE(lane.tx->drained() && lane.rx->drained());
+  EXPECT_EQ(lane.tx->lent_in_use(), 0u);
 }
 
 // A peer whose counts claim more than the ring's free space, a rank with
@@ -371,6 +446,7 @@ TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
   try {
     for (int i = 0; i < 1000000; ++i) {
       writer.progress();
+      lane.rx->progress();
       lane.rx->peek(&data);
     }
     FAIL() << "an overfilling notice was believed";
@@ -382,6 +458,7 @@ TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
   try {
     for (int i = 0; i < 1000000; ++i) {
       writer.progress();
+      lane.rx->progress();
       lane.rx->peek(&data);
     }
     FAIL() << "a notice from a rank without a lane was believed";
@@ -407,6 +484,7 @@ TEST_P(FabricRmaTest, LaneRefusesWritesThatLandOutOfOrder) {
   try {
     for (int i = 0; i < 1000000; ++i) {
       writer.progress();
+      lane.rx->progress();
       lane.rx->peek(&data);
     }
     FAIL() << "a write out of order was believed";

@@ -16,8 +16,17 @@ class ByteRing {
 
   // Sender: takes as much of `size` bytes as fits; returns how many.
   virtual uint64_t write(const void* data, uint64_t size) = 0;
+  // Sender: like write(), but the ring may send straight from `data` later
+  // instead of copying it now: the caller leaves those bytes unchanged
+  // until lent_in_use() no longer counts them. Rings that copy just write.
+  virtual uint64_t lend(const void* data, uint64_t size) { return write(data, size); }
+  // Sender: how many of the last bytes taken are lent memory still (or
+  // behind lent memory) in use: the ring has let go of all before them.
+  virtual uint64_t lent_in_use() const { return 0; }
   // Receiver: bytes ready and a pointer to the contiguous part of them
-  // (up to the end of the ring), then consume() what was used.
+  // (up to the end of the ring), then consume() what was used. Rings that
+  // need progress() count what the last progress() saw land: polling the
+  // provider on every look would contend for its locks with the peer.
   virtual uint64_t peek(const uint8_t** data) = 0;
   virtual void consume(uint64_t bytes) = 0;
   // Receiver: copies up to `size` ready bytes; returns how many.

@@ -114,6 +114,10 @@ struct Transport::Connection {
   uint8_t send_header[kFrameHeaderSize];
   uint64_t sent = 0;  // over header + payload
   bool writing = false;
+  // A lane's sends whose payload the ring took as a loan (ByteRing::lend):
+  // each completes once the ring has let go of the stream up to its end.
+  uint64_t tx_taken = 0;
+  std::deque<std::pair<int, uint64_t>> lent_sends;
 };
 
 size_t Transport::KeyHash::operator()(const Key& k) const {
@@ -548,6 +552,7 @@ bool Transport::pump_lanes() {
   bool progressed = false;
   for (const auto& lane : lanes_) {
     progressed = progress_lane(*lane, [] { return false; }) || progressed;
+    complete_lent_sends(*lane);
     if (!lane->parked) handle_readable(*lane);
     if ((lane->send_task >= 0 || !lane->queue.empty()) && !lane->writing) {
       handle_writable(*lane);
@@ -593,7 +598,8 @@ bool Transport::arm_lanes() {
   // looked at before any is armed (an arm that finds work ends the turn).
   for (const auto& lane : lanes_) {
     const bool reading = (lane->pending_receives > 0 && !lane->parked) || lane->mail_to_take;
-    const bool writing = lane->send_task >= 0 || !lane->queue.empty() || lane->mail_to_post;
+    const bool writing = lane->send_task >= 0 || !lane->queue.empty() ||
+                         !lane->lent_sends.empty() || lane->mail_to_post;
     if ((reading || writing || progress_pending_) && lane->doorbell->closed) {
       fail_lost_peer(*lane, "the peer closed its connection with " +
                                 std::to_string(lane->pending_receives) +
@@ -604,6 +610,7 @@ bool Transport::arm_lanes() {
     const bool reading = lane->pending_receives > 0 && !lane->parked;
     const bool writing = lane->send_task >= 0 || !lane->queue.empty();
     if (reading && !lane->rx->arm_reader()) return false;
+    if (!lane->lent_sends.empty()) return false;  // only progress completes the loan
     if (writing && !lane->tx->arm_writer()) return false;
     if (lane->mail_to_take && !lane->mail_in->arm_mail_reader(mail_seq_)) return false;
     if (lane->mail_to_post && !lane->mail_out->arm_mail_writer(mail_seq_)) return false;
@@ -828,12 +835,17 @@ void Transport::handle_writable(Connection& c) {
     if (c.tx) {
       uint64_t written = 0;
       for (int i = 0; i < n_iov; ++i) {
-        uint64_t w = c.tx->write(iov[i].iov_base, iov[i].iov_len);
+        // The header is rewritten for the next frame: only payloads are lent.
+        const bool payload =
+            iov[i].iov_base < c.send_header || iov[i].iov_base >= c.send_header + kFrameHeaderSize;
+        uint64_t w = payload ? c.tx->lend(iov[i].iov_base, iov[i].iov_len)
+                             : c.tx->write(iov[i].iov_base, iov[i].iov_len);
         written += w;
         if (w < iov[i].iov_len) break;
       }
       if (written == 0) break;  // ring full: the receiver rings when it frees space
       lane_bytes_moved_ += written;
+      c.tx_taken += written;
       if (c.tx->take_reader_waiting()) ring_doorbell(c);
       n = static_cast<ssize_t>(written);
     } else {
@@ -853,10 +865,24 @@ void Transport::handle_writable(Connection& c) {
     if (c.sent == kFrameHeaderSize + t.bytes) {
       int done = c.send_task;
       c.send_task = -1;
-      complete(done);
+      if (c.tx) {
+        c.lent_sends.emplace_back(done, c.tx_taken);
+        complete_lent_sends(c);
+      } else {
+        complete(done);
+      }
     }
   }
   c.writing = false;
+}
+
+void Transport::complete_lent_sends(Connection& lane) {
+  const uint64_t let_go = lane.tx_taken - lane.tx->lent_in_use();
+  while (!lane.lent_sends.empty() && lane.lent_sends.front().second <= let_go) {
+    const int done = lane.lent_sends.front().first;
+    lane.lent_sends.pop_front();
+    complete(done);
+  }
 }
 
 bool Transport::start_frame(Connection& c) {

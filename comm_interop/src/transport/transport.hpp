@@ -153,6 +153,8 @@ class Transport {
   bool exchange_mail(const MailExchange& x);
   void enqueue_send(int task);
   void complete(int task);
+  // Completes a lane's sends whose lent payload its ring has let go of.
+  void complete_lent_sends(Connection& lane);
   void handle_readable(Connection& c);
   void handle_writable(Connection& c);
   bool start_frame(Connection& c);  // false: parked for a later plan

@@ -224,6 +224,48 @@ bool FabricRma::can_register(polychip_memory_interface where) const {
   }
 }
 
+fid_mr* FabricRma::register_region(const void* data, uint64_t size, uint64_t access,
+                                   polychip_memory_interface where, int device) {
+  fid_mr* mr = nullptr;
+  if (where == POLYCHIP_MEMORY_INTERFACE_SYSTEM) {
+    check(fi_mr_reg(domain_, data, size, access, 0, next_key_++, 0, &mr, nullptr),
+          provider_ + ": registering " + std::to_string(size) + " bytes");
+  } else {
+    iovec iov{const_cast<void*>(data), size};
+    fi_mr_attr attr{};
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = access;
+    attr.requested_key = next_key_++;
+    switch (where) {
+      case POLYCHIP_MEMORY_INTERFACE_CUDA:
+        attr.iface = FI_HMEM_CUDA;
+        attr.device.cuda = device;
+        break;
+      case POLYCHIP_MEMORY_INTERFACE_ROCR:
+        attr.iface = FI_HMEM_ROCR;
+        break;
+      default:  // ZE: can_register let nothing else through
+        attr.iface = FI_HMEM_ZE;
+        attr.device.ze = device;
+        break;
+    }
+    check(fi_mr_regattr(domain_, &attr, 0, &mr),
+          provider_ + ": registering " + std::to_string(size) + " bytes of " +
+              memory_interface_name(where) + " device " + std::to_string(device) + " memory");
+  }
+  if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+    try {
+      check(fi_mr_bind(mr, &ep_->fid, 0), provider_ + ": fi_mr_bind");
+      check(fi_mr_enable(mr), provider_ + ": fi_mr_enable");
+    } catch (...) {
+      fi_close(&mr->fid);
+      throw;
+    }
+  }
+  return mr;
+}
+
 const FabricRma::Registration& FabricRma::registration_for(const void* data, uint64_t size,
                                                            polychip_memory_interface where,
                                                            int device) {
@@ -247,43 +289,9 @@ const FabricRma::Registration& FabricRma::registration_for(const void* data, uin
     if (range.first <= begin && begin - range.first + size <= range.second) return r;
   }
   Registration r;
-  const uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-  if (where == POLYCHIP_MEMORY_INTERFACE_SYSTEM) {
-    check(fi_mr_reg(domain_, data, size, access, 0, next_key_++, 0, &r.mr, nullptr),
-          provider_ + ": registering " + std::to_string(size) + " bytes");
-  } else {
-    iovec iov{const_cast<void*>(data), size};
-    fi_mr_attr attr{};
-    attr.mr_iov = &iov;
-    attr.iov_count = 1;
-    attr.access = access;
-    attr.requested_key = next_key_++;
-    switch (where) {
-      case POLYCHIP_MEMORY_INTERFACE_CUDA:
-        attr.iface = FI_HMEM_CUDA;
-        attr.device.cuda = device;
-        break;
-      case POLYCHIP_MEMORY_INTERFACE_ROCR:
-        attr.iface = FI_HMEM_ROCR;
-        break;
-      default:  // ZE: can_register let nothing else through
-        attr.iface = FI_HMEM_ZE;
-        attr.device.ze = device;
-        break;
-    }
-    check(fi_mr_regattr(domain_, &attr, 0, &r.mr),
-          provider_ + ": registering " + std::to_string(size) + " bytes of " +
-              memory_interface_name(where) + " device " + std::to_string(device) + " memory");
-  }
-  if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-    try {
-      check(fi_mr_bind(r.mr, &ep_->fid, 0), provider_ + ": fi_mr_bind");
-      check(fi_mr_enable(r.mr), provider_ + ": fi_mr_enable");
-    } catch (...) {
-      fi_close(&r.mr->fid);
-      throw;
-    }
-  }
+  r.mr = register_region(data, size,
+                         FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+                         where, device);
   r.region.key = fi_mr_key(r.mr);
   r.region.address = (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? begin : 0;
   r.region.size = size;
@@ -295,6 +303,22 @@ void FabricRma::deregister_memory(const void* data, uint64_t size) {
   if (found == registrations_.end()) return;
   fi_close(&found->second.mr->fid);
   registrations_.erase(found);
+}
+
+FabricRma::LentMemory FabricRma::lend_memory(const void* data, uint64_t size) {
+  if (!data || size == 0) {
+    throw_error(StatusCode::kInvalidArgument, "lend_memory: an empty or null region");
+  }
+  LentMemory lent;
+  // The source of local writes only: no peer may reach a caller's buffer.
+  lent.mr = register_region(data, size, FI_SEND | FI_WRITE, POLYCHIP_MEMORY_INTERFACE_SYSTEM, 0);
+  lent.descriptor = fi_mr_desc(lent.mr);
+  return lent;
+}
+
+void FabricRma::end_lent(LentMemory& lent) {
+  if (lent.mr) fi_close(&lent.mr->fid);
+  lent = {};
 }
 
 void FabricRma::post_receive(ReceiveSlot& slot) {
@@ -373,14 +397,14 @@ void FabricRma::check_write(uint64_t size, const RemoteRegion& remote, uint64_t 
 
 bool FabricRma::post_write(uint64_t peer, const void* local, uint64_t size,
                            const RemoteRegion& remote, uint64_t offset, uint64_t immediate,
-                           WriteCompletion* completion) {
+                           WriteCompletion* completion, const LentMemory* lent) {
   check_write(size, remote, offset, immediate);
-  const Registration& r = registration_for(local, size);
+  void* descriptor = lent ? lent->descriptor : fi_mr_desc(registration_for(local, size).mr);
   auto free_slot =
       std::find_if(writes_.begin(), writes_.end(), [](const auto& w) { return !w->busy; });
   if (free_slot == writes_.end()) return false;
   WriteSlot& slot = **free_slot;
-  const ssize_t rc = fi_writedata(ep_, local, size, fi_mr_desc(r.mr), immediate, peer,
+  const ssize_t rc = fi_writedata(ep_, local, size, descriptor, immediate, peer,
                                   remote.address + offset, remote.key, &slot.context);
   if (rc == -FI_EAGAIN) return false;
   check(static_cast<int>(rc), provider_ + ": fi_writedata");

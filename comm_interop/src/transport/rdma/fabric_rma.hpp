@@ -89,6 +89,18 @@ class FabricRma {
   // peer's late write can reach whatever is allocated there next.
   void deregister_memory(const void* data, uint64_t size);
 
+  // A caller's memory that writes are posted from directly (zero-copy), for
+  // as long as they take: registered on its own, outside the cache, and
+  // ended by end_lent once its writes completed, so no registration
+  // outlives the loan (a registration a later allocation could reuse would
+  // send stale pinned pages on verbs).
+  struct LentMemory {
+    fid_mr* mr = nullptr;
+    void* descriptor = nullptr;
+  };
+  LentMemory lend_memory(const void* data, uint64_t size);
+  void end_lent(LentMemory& lent);
+
   // Writes `size` bytes from `local` (inside a registered region) to
   // `remote.address + offset` of peer `peer`, with `immediate` delivered to
   // the peer as a WriteNotice, and waits for the local completion.
@@ -102,9 +114,11 @@ class FabricRma {
   // Non-blocking form of write(): posts it and returns true, or false when
   // the provider's queue or this endpoint's write contexts are full (call
   // progress() and try again). `completion` is reset, then filled in by
-  // progress(); it must outlive the write.
+  // progress(); it must outlive the write. `lent`: `local` lies in that
+  // loan (not in a registered region).
   bool post_write(uint64_t peer, const void* local, uint64_t size, const RemoteRegion& remote,
-                  uint64_t offset, uint64_t immediate, WriteCompletion* completion);
+                  uint64_t offset, uint64_t immediate, WriteCompletion* completion,
+                  const LentMemory* lent = nullptr);
   // Stops reporting to `completion` (its owner is going away while the
   // write may still be posted); the write keeps its slot until it ends.
   void forget(const WriteCompletion* completion);
@@ -124,6 +138,8 @@ class FabricRma {
   };
   struct ReceiveSlot;
   struct WriteSlot;
+  fid_mr* register_region(const void* data, uint64_t size, uint64_t access,
+                          polychip_memory_interface where, int device);
   const Registration& registration_for(
       const void* data, uint64_t size,
       polychip_memory_interface where = POLYCHIP_MEMORY_INTERFACE_SYSTEM, int device = 0);

@@ -112,6 +112,7 @@ std::unique_ptr<RmaRing> RmaRing::sender(RmaEndpoint& endpoint, uint64_t capacit
 }
 
 RmaRing::~RmaRing() {
+  for (Run& run : runs_) endpoint_.fabric().end_lent(run.lent);
   endpoint_.fabric().deregister_memory(memory_, capacity_ + kBoxBytes);
   std::free(memory_);
 }
@@ -157,15 +158,22 @@ bool RmaRing::post_staged() {
     first_ = (first_ + 1) % kRmaWritesInFlight;
     --in_flight_;
   }
+  while (!runs_.empty() && runs_.front().end <= written_) {
+    endpoint_.fabric().end_lent(runs_.front().lent);
+    runs_.pop_front();
+  }
   bool posted = false;
+  auto run = runs_.begin();
   while (in_flight_ < kRmaWritesInFlight && posted_ < staged_) {
+    while (run->end <= posted_) ++run;
     const uint64_t at = posted_ & (capacity_ - 1);
-    const uint64_t n = std::min({staged_ - posted_, capacity_ - at, kRmaMaxWriteBytes});
+    const uint64_t n = std::min({run->end - posted_, capacity_ - at, kRmaMaxWriteBytes});
+    const uint8_t* from = run->source ? run->source + (posted_ - run->begin) : memory_ + at;
     const uint64_t immediate =
         encode_rma_notice({endpoint_.rank(), false, static_cast<uint32_t>(n), next_seq_});
     Write& w = writes_[(first_ + in_flight_) % kRmaWritesInFlight];
-    if (!endpoint_.fabric().post_write(peer_, memory_ + at, n, peer_region_, at, immediate,
-                                       &w.completion))
+    if (!endpoint_.fabric().post_write(peer_, from, n, peer_region_, at, immediate, &w.completion,
+                                       run->source ? &run->lent : nullptr))
       break;
     w.bytes = n;
     posted_ += n;
@@ -206,7 +214,6 @@ bool RmaRing::drained() const {
 }
 
 uint64_t RmaRing::write(const void* data, uint64_t size) {
-  progress();
   const uint64_t n = std::min(size, capacity_ - (staged_ - credit_));
   if (n == 0) return 0;
   const uint64_t at = staged_ & (capacity_ - 1);
@@ -214,13 +221,32 @@ uint64_t RmaRing::write(const void* data, uint64_t size) {
   const auto* src = static_cast<const uint8_t*>(data);
   std::memcpy(memory_ + at, src, first);
   if (n > first) std::memcpy(memory_, src + first, n - first);
+  if (runs_.empty() || runs_.back().source)
+    runs_.push_back({staged_, staged_ + n, nullptr, {}});
+  else
+    runs_.back().end += n;
   staged_ += n;
   post_staged();
   return n;
 }
 
+uint64_t RmaRing::lend(const void* data, uint64_t size) {
+  const uint64_t n = std::min(size, capacity_ - (staged_ - credit_));
+  if (n < kRmaLendMinBytes) return write(data, size);
+  runs_.push_back({staged_, staged_ + n, static_cast<const uint8_t*>(data),
+                   endpoint_.fabric().lend_memory(data, n)});
+  staged_ += n;
+  post_staged();
+  return n;
+}
+
+uint64_t RmaRing::lent_in_use() const {
+  for (const Run& run : runs_)
+    if (run.source && run.end > written_) return staged_ - std::max(run.begin, written_);
+  return 0;
+}
+
 uint64_t RmaRing::peek(const uint8_t** data) {
-  progress();
   const uint64_t at = tail_ & (capacity_ - 1);
   *data = memory_ + at;
   return std::min(head_ - tail_, capacity_ - at);

@@ -2,11 +2,12 @@
 // the receiver's ring is host memory registered with the NIC; the sender
 // stages its bytes in a registered mirror of the ring and writes them into
 // the peer's ring with one-sided RMA writes, whose immediate data tells the
-// receiver how many bytes landed. The receiver hands the space back with
-// credits, small writes into the sender's credit box whose immediate data
-// carries the count. Up to four data writes per lane are in flight; each
-// carries a 2-bit sequence number, so a provider that lands them out of
-// order is caught (DATA_CORRUPTION) instead of believed.
+// receiver how many bytes landed. Large payloads are lent instead of staged:
+// written straight from the caller's memory (one copy fewer per byte), which
+// the caller leaves alone until lent_in_use() says the writes completed. The receiver hands the
+// space back with credits, small writes into the sender's credit box whose immediate data carries
+// the count. Up to four data writes per lane are in flight; each carries a 2-bit sequence number,
+// so a provider that lands them out of order is caught (DATA_CORRUPTION) instead of believed.
 //
 // Immediate data is 32 bits (verbs carries no more): the writer's rank (10
 // bits), the sequence number (2 bits), whether it is a credit (1 bit), and a
@@ -15,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -26,6 +28,9 @@ namespace polychip::comm {
 inline constexpr int kRmaMaxRanks = 1 << 10;
 inline constexpr size_t kRmaWritesInFlight = 4;            // the sequence number's range
 inline constexpr uint64_t kRmaMaxWriteBytes = 256 * 1024;  // < 2^19, the count's range
+// Below this a payload is copied into the mirror: a registration per loan
+// costs more than the copy of a few pages.
+inline constexpr uint64_t kRmaLendMinBytes = 64 * 1024;
 
 struct RmaNotice {
   int rank = 0;
@@ -74,6 +79,8 @@ class RmaRing final : public ByteRing {
   void connect(uint64_t peer_handle, const RemoteRegion& peer_region);
 
   uint64_t write(const void* data, uint64_t size) override;
+  uint64_t lend(const void* data, uint64_t size) override;
+  uint64_t lent_in_use() const override;
   uint64_t peek(const uint8_t** data) override;
   void consume(uint64_t bytes) override;
   bool arm_reader() override;
@@ -109,6 +116,15 @@ class RmaRing final : public ByteRing {
   // (tail), credited. Sender: staged, posted, written (completed), credit.
   uint64_t head_ = 0, tail_ = 0, credited_ = 0;
   uint64_t staged_ = 0, posted_ = 0, written_ = 0, credit_ = 0;
+  // The staged stream in order: runs copied into the mirror (`source` null)
+  // and loans of a caller's memory; a run goes once every byte of it was
+  // written (a loan's registration with it).
+  struct Run {
+    uint64_t begin = 0, end = 0;
+    const uint8_t* source = nullptr;
+    FabricRma::LentMemory lent;
+  };
+  std::deque<Run> runs_;
   // Writes in flight, oldest first (the receiver's one credit uses slot 0).
   struct Write {
     uint64_t bytes = 0;
