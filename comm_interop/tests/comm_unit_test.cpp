@@ -1103,7 +1103,9 @@ TEST(Communicator, ReduceScatterIntoAnyPartOfItsOwnInputIsExact) {
         for (uint64_t shift : {uint64_t{0}, count, uint64_t{1}}) {
           std::vector<float> buffer(count * n + 1);
           for (uint64_t j = 0; j < count * n; ++j) buffer[j] = float(me * 1000 + j % 4096);
-          float* out = buffer.data() + (uint64_t(me) * count + shift) % (count * n);
+          // Past the last block the output wraps to the input's start.
+          const uint64_t out_at = (uint64_t(me) * count + shift) % (count * n);
+          float* out = buffer.data() + out_at;
           comm.reduce_scatter(BufferRef(buffer.data()), BufferRef(out), count, DType::kF32,
                               ReduceOp::kSum);
           uint64_t wrong = 0;
@@ -1111,8 +1113,8 @@ TEST(Communicator, ReduceScatterIntoAnyPartOfItsOwnInputIsExact) {
             const float want = float((0 + 1000 + 2000) + 3 * ((uint64_t(me) * count + i) % 4096));
             wrong += out[i] != want;
           }
-          EXPECT_EQ(wrong, 0u) << "rank " << me << ", output " << shift
-                               << " elements past its block";
+          EXPECT_EQ(wrong, 0u) << "rank " << me << ", output at element " << out_at
+                               << " of the input, whose block starts at " << me * count;
         }
       },
       config);
