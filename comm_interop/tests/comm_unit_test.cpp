@@ -692,15 +692,19 @@ TEST(Bootstrap, UniqueIdRejectsGarbage) {
   EXPECT_THROW(Communicator(junk, 0, 1), Error);
 }
 
-// Ranks as threads of this process, joined through a unique id.
+// Ranks as threads of this process, joined through a unique id; `configure`
+// changes one rank's copy of `config` (ranks on different devices or links).
 void with_threads(int world, const std::function<void(Communicator&)>& body,
-                  CommConfig config = CommConfig{}) {
+                  CommConfig config = CommConfig{},
+                  const std::function<void(int rank, CommConfig&)>& configure = nullptr) {
   config.timeout_seconds = 30;
   UniqueId id = Communicator::create_unique_id(config);
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) {
     threads.emplace_back([&, r] {
-      Communicator comm(id, r, world, config);
+      CommConfig mine = config;
+      if (configure) configure(r, mine);
+      Communicator comm(id, r, world, mine);
       body(comm);
     });
   }
@@ -862,39 +866,36 @@ TEST(Communicator, SmallAllReducesGoThroughTheMailboxesWithTheFramedBits) {
 TEST(Communicator, SmallAllGathersGoThroughTheMailboxesAlsoBesideTcpPeers) {
   constexpr int kWorld = 3;
   for (bool rank_2_on_tcp : {false, true}) {
-    CommConfig config;
-    config.timeout_seconds = 30;
-    const UniqueId id = Communicator::create_unique_id(config);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < kWorld; ++r) {
-      threads.emplace_back([&, r] {
-        CommConfig mine = config;
-        if (rank_2_on_tcp && r == 2) mine.transport = "tcp";
-        Communicator comm(id, r, kWorld, mine);
-        const bool mails = !(rank_2_on_tcp && r == 2);
-        auto part_of = [](int rank, uint64_t i) { return int64_t{1000} * rank + int64_t(i) + 1; };
-        const uint64_t fits = Transport::kMailboxBlockBytes / sizeof(int64_t);
-        for (uint64_t count : {uint64_t{1}, uint64_t{3}, fits - 1, fits, fits + 1}) {
-          for (bool in_place : {false, true}) {
-            std::vector<int64_t> in(count), out(count * kWorld, -1);
-            int64_t* send = in_place ? out.data() + r * count : in.data();
-            for (uint64_t i = 0; i < count; ++i) send[i] = part_of(r, i);
-            comm.all_gather(send, out.data(), count, DType::kI64);
-            const std::string where = "rank " + std::to_string(r) + " count " +
-                                      std::to_string(count) + (in_place ? " in place" : "") +
-                                      (rank_2_on_tcp ? ", rank 2 on tcp" : "");
-            EXPECT_EQ(comm.last_call().mailbox, mails && count <= fits) << where;
-            for (int from = 0; from < kWorld; ++from) {
-              for (uint64_t i = 0; i < count; ++i) {
-                ASSERT_EQ(out[from * count + i], part_of(from, i))
-                    << where << ", part of rank " << from << " at " << i;
+    with_threads(
+        kWorld,
+        [&](Communicator& comm) {
+          const int r = comm.rank();
+          const bool mails = !(rank_2_on_tcp && r == 2);
+          auto part_of = [](int rank, uint64_t i) { return int64_t{1000} * rank + int64_t(i) + 1; };
+          const uint64_t fits = Transport::kMailboxBlockBytes / sizeof(int64_t);
+          for (uint64_t count : {uint64_t{1}, uint64_t{3}, fits - 1, fits, fits + 1}) {
+            for (bool in_place : {false, true}) {
+              std::vector<int64_t> in(count), out(count * kWorld, -1);
+              int64_t* send = in_place ? out.data() + r * count : in.data();
+              for (uint64_t i = 0; i < count; ++i) send[i] = part_of(r, i);
+              comm.all_gather(send, out.data(), count, DType::kI64);
+              const std::string where = "rank " + std::to_string(r) + " count " +
+                                        std::to_string(count) + (in_place ? " in place" : "") +
+                                        (rank_2_on_tcp ? ", rank 2 on tcp" : "");
+              EXPECT_EQ(comm.last_call().mailbox, mails && count <= fits) << where;
+              for (int from = 0; from < kWorld; ++from) {
+                for (uint64_t i = 0; i < count; ++i) {
+                  ASSERT_EQ(out[from * count + i], part_of(from, i))
+                      << where << ", part of rank " << from << " at " << i;
+                }
               }
             }
           }
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
+        },
+        CommConfig{},
+        [&](int r, CommConfig& mine) {
+          if (rank_2_on_tcp && r == 2) mine.transport = "tcp";
+        });
   }
 }
 
@@ -1121,29 +1122,24 @@ TEST(Communicator, ReduceScatterIntoAnyPartOfItsOwnInputIsExact) {
 }
 
 TEST(Communicator, HierarchicalPathIsRecordedAndExact) {
-  const int world = 4;
-  UniqueId id = Communicator::create_unique_id();
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      CommConfig config;
-      config.timeout_seconds = 30;
-      config.path = "hierarchical";
-      config.device_type = r % 2 ? "sim.faithful" : "cpu.host";
-      Communicator comm(id, r, world, config);
-      EXPECT_EQ(comm.island_count(), 2);
-      CaseRunner runner(comm, nullptr);
-      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
-        for (uint64_t bytes : {16ull, 3000000ull}) {
-          CaseSpec spec{"all_reduce", DType::kF16, op, bytes, 0, false};
-          CaseResult res = runner.run(spec, 0, 0);
-          EXPECT_EQ(res.wrong, 0u);
-          EXPECT_EQ(res.record.path, DataPath::kHierarchical);
+  CommConfig config;
+  config.path = "hierarchical";
+  with_threads(
+      4,
+      [](Communicator& comm) {
+        EXPECT_EQ(comm.island_count(), 2);
+        CaseRunner runner(comm, nullptr);
+        for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+          for (uint64_t bytes : {16ull, 3000000ull}) {
+            CaseSpec spec{"all_reduce", DType::kF16, op, bytes, 0, false};
+            CaseResult res = runner.run(spec, 0, 0);
+            EXPECT_EQ(res.wrong, 0u);
+            EXPECT_EQ(res.record.path, DataPath::kHierarchical);
+          }
         }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+      },
+      config,
+      [](int r, CommConfig& mine) { mine.device_type = r % 2 ? "sim.faithful" : "cpu.host"; });
 }
 
 // sim memory is not host visible and copies asynchronously on streams: the
