@@ -311,7 +311,14 @@ FabricRma::LentMemory FabricRma::lend_memory(const void* data, uint64_t size) {
   }
   LentMemory lent;
   // The source of local writes only: no peer may reach a caller's buffer.
-  lent.mr = register_region(data, size, FI_SEND | FI_WRITE, POLYCHIP_MEMORY_INTERFACE_SYSTEM, 0);
+  try {
+    lent.mr = register_region(data, size, FI_SEND | FI_WRITE, POLYCHIP_MEMORY_INTERFACE_SYSTEM, 0);
+  } catch (const Error& e) {
+    // Pinning providers (verbs) count it against RLIMIT_MEMLOCK.
+    throw_error(e.code(), e.message() +
+                              " (a caller's buffer, for a zero-copy write; if the "
+                              "provider pins memory, check `ulimit -l`)");
+  }
   lent.descriptor = fi_mr_desc(lent.mr);
   return lent;
 }
