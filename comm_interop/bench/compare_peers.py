@@ -14,10 +14,10 @@ all-reduce latency at np=2, for
   ompi-tcp      Open MPI with --mca btl tcp,self.
 Ceilings, measured in the same rounds: one loopback TCP stream (Python
 sockets, 64 MiB messages) and fi_pingpong's bandwidth on libfabric's
-tcp;ofi_rxm and shm providers, with 64 MiB messages (the size the target
-compares; the H2D-RDMA target is judged on it) and, for information, 1 MiB
-(a message that stays in cache, measured here at up to twice the 64 MiB figure). Rounds alternate everything so all see the
-same machine load; the best round of each is reported, then the issue's
+tcp;ofi_rxm and shm providers, with 64 MiB messages (the size of the busbw
+rows; the H2D-RDMA target is judged on it) and, for information, 1 MiB (a
+message that stays in cache, measured here at up to twice the 64 MiB
+figure). Rounds alternate everything so all see the same machine load; the best round of each is reported, then the issue's
 targets with PASS or MISS:
   TCP busbw at np=2 >= 2.0x Gloo, or >= 90% of one loopback TCP stream;
   TCP busbw at np=4 >= 1.5x Gloo;

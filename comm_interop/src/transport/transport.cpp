@@ -835,9 +835,9 @@ void Transport::handle_writable(Connection& c) {
     if (c.tx) {
       uint64_t written = 0;
       for (int i = 0; i < n_iov; ++i) {
-        // The header is rewritten for the next frame: only payloads are lent.
-        const bool payload =
-            iov[i].iov_base < c.send_header || iov[i].iov_base >= c.send_header + kFrameHeaderSize;
+        // The header (iov[0] while it is unsent) is rewritten for the next
+        // frame: only payloads are lent.
+        const bool payload = i > 0 || c.sent >= kFrameHeaderSize;
         uint64_t w = payload ? c.tx->lend(iov[i].iov_base, iov[i].iov_len)
                              : c.tx->write(iov[i].iov_base, iov[i].iov_len);
         written += w;
@@ -865,7 +865,9 @@ void Transport::handle_writable(Connection& c) {
     if (c.sent == kFrameHeaderSize + t.bytes) {
       int done = c.send_task;
       c.send_task = -1;
-      if (c.tx) {
+      // With nothing lent in use (always, on shared memory) the ring holds
+      // no byte of this send any more.
+      if (c.tx && (!c.lent_sends.empty() || c.tx->lent_in_use() > 0)) {
         c.lent_sends.emplace_back(done, c.tx_taken);
         complete_lent_sends(c);
       } else {
@@ -877,6 +879,7 @@ void Transport::handle_writable(Connection& c) {
 }
 
 void Transport::complete_lent_sends(Connection& lane) {
+  if (lane.lent_sends.empty()) return;
   const uint64_t let_go = lane.tx_taken - lane.tx->lent_in_use();
   while (!lane.lent_sends.empty() && lane.lent_sends.front().second <= let_go) {
     const int done = lane.lent_sends.front().first;

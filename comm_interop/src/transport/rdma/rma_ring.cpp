@@ -214,7 +214,7 @@ bool RmaRing::drained() const {
 }
 
 uint64_t RmaRing::write(const void* data, uint64_t size) {
-  const uint64_t n = std::min(size, capacity_ - (staged_ - credit_));
+  const uint64_t n = std::min(size, free_space());
   if (n == 0) return 0;
   const uint64_t at = staged_ & (capacity_ - 1);
   const uint64_t first = std::min(n, capacity_ - at);
@@ -231,7 +231,7 @@ uint64_t RmaRing::write(const void* data, uint64_t size) {
 }
 
 uint64_t RmaRing::lend(const void* data, uint64_t size) {
-  const uint64_t n = std::min(size, capacity_ - (staged_ - credit_));
+  const uint64_t n = std::min(size, free_space());
   if (n < kRmaLendMinBytes) return write(data, size);
   runs_.push_back({staged_, staged_ + n, static_cast<const uint8_t*>(data),
                    endpoint_.fabric().lend_memory(data, n)});
@@ -264,7 +264,7 @@ bool RmaRing::arm_reader() {
 
 bool RmaRing::arm_writer() {
   progress();
-  return staged_ - credit_ == capacity_;
+  return free_space() == 0;
 }
 
 }  // namespace polychip::comm

@@ -4,10 +4,11 @@
 // the peer's ring with one-sided RMA writes, whose immediate data tells the
 // receiver how many bytes landed. Large payloads are lent instead of staged:
 // written straight from the caller's memory (one copy fewer per byte), which
-// the caller leaves alone until lent_in_use() says the writes completed. The receiver hands the
-// space back with credits, small writes into the sender's credit box whose immediate data carries
-// the count. Up to four data writes per lane are in flight; each carries a 2-bit sequence number,
-// so a provider that lands them out of order is caught (DATA_CORRUPTION) instead of believed.
+// the caller leaves alone until lent_in_use() says the writes completed. The
+// receiver hands the space back with credits, small writes into the sender's
+// credit box whose immediate data carries the count. Up to four data writes
+// per lane are in flight; each carries a 2-bit sequence number, so a provider
+// that lands them out of order is caught (DATA_CORRUPTION) instead of believed.
 //
 // Immediate data is 32 bits (verbs carries no more): the writer's rank (10
 // bits), the sequence number (2 bits), whether it is a credit (1 bit), and a
@@ -102,6 +103,8 @@ class RmaRing final : public ByteRing {
   bool post_staged();
   // Receiver: hands consumed space back once enough piled up or the ring emptied.
   bool post_credit();
+  // Sender: bytes of the peer's ring not staged into and not owed back.
+  uint64_t free_space() const { return capacity_ - (staged_ - credit_); }
 
   RmaEndpoint& endpoint_;
   uint64_t capacity_;
