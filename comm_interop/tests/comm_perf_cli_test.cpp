@@ -104,3 +104,21 @@ TEST(CommPerfCli, ColumnsWithoutMeaningSayNoneAndChecksOnlyRunsAreNotTimed) {
 }
 
 }  // namespace
+
+// libfabric is opened by the first RDMA lane, not at start-up: loading it
+// runs its provider libraries' constructors (~0.2 s of clock calibration
+// here), which every process paid when it was linked. The dynamic loader
+// names every library it loads under LD_DEBUG=files.
+TEST(CommPerfCli, LibfabricLoadsOnlyWhenAnRdmaLaneIsUsed) {
+  const std::string quiet_job = "--np 2 -c all_reduce -b 8 -e 8 -w 0 -n 0";
+  Outcome shm = polychip(quiet_job, "LD_DEBUG=files");
+  ASSERT_EQ(shm.code, 0) << shm.output;
+  EXPECT_EQ(shm.output.find("libfabric"), std::string::npos) << shm.output;
+  Outcome tcp = polychip(quiet_job, "LD_DEBUG=files POLYCHIP_COMM_TRANSPORT=tcp");
+  ASSERT_EQ(tcp.code, 0) << tcp.output;
+  EXPECT_EQ(tcp.output.find("libfabric"), std::string::npos) << tcp.output;
+  Outcome rdma =
+      polychip(quiet_job, "LD_DEBUG=files POLYCHIP_COMM_TRANSPORT=rdma POLYCHIP_NET_PROVIDER=shm");
+  ASSERT_EQ(rdma.code, 0) << rdma.output;
+  EXPECT_NE(rdma.output.find("file=libfabric.so.1"), std::string::npos) << rdma.output;
+}

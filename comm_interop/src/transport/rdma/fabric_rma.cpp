@@ -1,6 +1,5 @@
 #include "transport/rdma/fabric_rma.hpp"
 
-#include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -14,6 +13,7 @@
 
 #include "polychip/error.hpp"
 #include "polychip/memory.hpp"
+#include "transport/rdma/fabric_library.hpp"
 
 namespace polychip::comm {
 namespace {
@@ -23,7 +23,7 @@ constexpr uint32_t kFabricHmemApiVersion = FI_VERSION(1, 10);  // FI_HMEM
 // Endpoints opened in turn while the name each takes is busy (see below).
 constexpr int kEndpointAttempts = 16;
 
-std::string fabric_error(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
+std::string fabric_error(int rc) { return fabric_library().strerror(rc < 0 ? -rc : rc); }
 
 void check(int rc, const std::string& what) {
   if (rc < 0) throw_error(StatusCode::kUnavailable, what + ": " + fabric_error(rc));
@@ -62,6 +62,7 @@ const std::vector<std::string>& FabricRma::preferred_providers() {
 }
 
 FabricRma::FabricRma(const std::string& provider, const std::string& node, bool device_memory) {
+  const FabricLibrary& lib = fabric_library();
   std::vector<std::string> candidates;
   if (!provider.empty()) {
     candidates = {provider};
@@ -73,7 +74,7 @@ FabricRma::FabricRma(const std::string& provider, const std::string& node, bool 
   // With FI_HMEM (libfabric 1.10 and later) first where device memory is
   // wanted, then without: such a provider still reaches system memory.
   auto open_info = [&](const std::string& name, bool hmem) {
-    fi_info* hints = fi_allocinfo();
+    fi_info* hints = lib.dupinfo(nullptr);  // fi_allocinfo()
     if (!hints) throw_error(StatusCode::kOutOfMemory, "fi_allocinfo failed");
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG | FI_RMA | (hmem ? FI_HMEM : 0);
@@ -82,10 +83,10 @@ FabricRma::FabricRma(const std::string& provider, const std::string& node, bool 
                                   FI_MR_ENDPOINT | (hmem ? FI_MR_HMEM : 0);
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->fabric_attr->prov_name = strdup(name.c_str());
-    const int rc = fi_getinfo(hmem ? kFabricHmemApiVersion : kFabricApiVersion,
-                              node.empty() ? nullptr : node.c_str(), nullptr,
-                              node.empty() ? 0 : FI_SOURCE, hints, &info_);
-    fi_freeinfo(hints);
+    const int rc = lib.getinfo(hmem ? kFabricHmemApiVersion : kFabricApiVersion,
+                               node.empty() ? nullptr : node.c_str(), nullptr,
+                               node.empty() ? 0 : FI_SOURCE, hints, &info_);
+    lib.freeinfo(hints);
     if (rc == 0 && info_) return 0;
     info_ = nullptr;
     return rc == 0 ? -FI_ENODATA : rc;
@@ -105,7 +106,7 @@ FabricRma::FabricRma(const std::string& provider, const std::string& node, bool 
                 "no libfabric provider with FI_EP_RDM, FI_MSG and FI_RMA (" + reasons + ")");
   }
   try {
-    check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), provider_ + ": fi_fabric");
+    check(lib.fabric(info_->fabric_attr, &fabric_, nullptr), provider_ + ": fi_fabric");
     check(fi_domain(fabric_, info_, &domain_, nullptr), provider_ + ": fi_domain");
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_DATA;
@@ -155,7 +156,7 @@ void FabricRma::close_all() {
   if (cq_) fi_close(&cq_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
-  if (info_) fi_freeinfo(info_);
+  if (info_) fabric_library().freeinfo(info_);
   ep_ = nullptr;
   av_ = nullptr;
   cq_ = nullptr;
