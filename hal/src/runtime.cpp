@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -45,17 +46,86 @@ DeviceProperties read_properties(const polychip_adapter_api* api, int index) {
 
 }  // namespace
 
+// An adapter's devices are counted the first time something needs them, not
+// when the runtime is built: counting initialises the vendor runtime behind
+// it (PoCL's took ~0.1 s of CPU here), which a process that uses only the cpu
+// or sim devices, like every rank of a comm job, need not pay.
 struct Runtime::Impl {
   struct Adapter {
     const polychip_adapter_api* api;
+    int index;  // in Impl::adapters
+    std::string origin;
+    std::once_flag counted;
     std::vector<Device> devices;
+    AdapterInfo info;
+    std::string refusal;  // set when a device's type id refused the adapter
   };
   RuntimeOptions options;
-  std::vector<Adapter> adapters;
-  std::vector<AdapterInfo> infos;
-  std::vector<RefusedAdapter> refused;
+  // unique_ptr: an Adapter holds a once_flag, which cannot move.
+  std::vector<std::unique_ptr<Adapter>> adapters;
+  std::once_flag all_counted;
+  std::vector<AdapterInfo> infos;       // filled by count_all()
+  std::vector<RefusedAdapter> refused;  // at registration, then by count_all()
   std::unique_ptr<Dispatcher> dispatcher;
+
+  // The adapter's devices, counted once (thread-safe); false when it was refused.
+  bool count(Runtime* runtime, Adapter& a);
+  void count_all(Runtime* runtime);
+  // nullptr when no adapter has that name or it was refused.
+  Adapter* counted_adapter(Runtime* runtime, std::string_view name);
 };
+
+bool Runtime::Impl::count(Runtime* runtime, Adapter& a) {
+  std::call_once(a.counted, [&] {
+    const polychip_adapter_api* api = a.api;
+    polychip_device_count_args c{};
+    c.struct_size = POLYCHIP_STRUCT_SIZE(polychip_device_count_args, unavailable_reason);
+    polychip_status st = api->device_count(&c);
+    if (st != POLYCHIP_OK) {
+      const char* msg = api->last_error_message();
+      a.info.unavailable_reason = fmt::format("device_count failed: {}", msg ? msg : "");
+      return;
+    }
+    if (c.count == 0)
+      a.info.unavailable_reason = c.unavailable_reason ? c.unavailable_reason : "no devices";
+    for (int i = 0; i < c.count; ++i) {
+      DeviceProperties properties;
+      try {
+        properties = read_properties(api, i);
+      } catch (const Error& e) {
+        a.info.unavailable_reason += fmt::format("device {} skipped: {}; ", i, e.message());
+        continue;
+      }
+      // Waivers, patches and hooks are keyed by the id: a bad one refuses the adapter.
+      if (auto problem = device_type_id_problem(properties.device_type); !problem.empty()) {
+        a.refusal = fmt::format("adapter '{}', device {}: {}; device-type ids are {}", api->name, i,
+                                problem, kDeviceTypeIdRule);
+        a.devices.clear();
+        return;
+      }
+      a.devices.emplace_back(runtime, api, a.index, i, std::move(properties));
+    }
+    a.info.device_count = static_cast<int>(a.devices.size());
+  });
+  return a.refusal.empty();
+}
+
+void Runtime::Impl::count_all(Runtime* runtime) {
+  std::call_once(all_counted, [&] {
+    for (auto& a : adapters) {
+      if (count(runtime, *a))
+        infos.push_back(a->info);
+      else
+        refused.push_back({a->origin, a->refusal});
+    }
+  });
+}
+
+Runtime::Impl::Adapter* Runtime::Impl::counted_adapter(Runtime* runtime, std::string_view name) {
+  for (auto& a : adapters)
+    if (name == a->api->name) return count(runtime, *a) ? a.get() : nullptr;
+  return nullptr;
+}
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
@@ -66,19 +136,27 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
     const auto& s = *opts.selected_adapters;
     return std::find(s.begin(), s.end(), name) != s.end();
   };
+  auto registered = [&](std::string_view name) {
+    for (const auto& a : impl_->adapters)
+      if (name == a->api->name) return true;
+    return false;
+  };
   auto add = [&](const polychip_adapter_api* api, const std::string& origin) {
     if (auto why = check_adapter_table(api); !why.empty()) {
       impl_->refused.push_back({origin, why});
       return false;
     }
-    for (const auto& a : impl_->adapters)
-      if (std::string_view(a.api->name) == api->name) {
-        impl_->refused.push_back(
-            {origin, fmt::format("an adapter named '{}' is already registered", api->name)});
-        return false;
-      }
+    if (registered(api->name)) {
+      impl_->refused.push_back(
+          {origin, fmt::format("an adapter named '{}' is already registered", api->name)});
+      return false;
+    }
     if (!selected(api->name)) return false;
-    AdapterInfo info{api->name,
+    auto adapter = std::make_unique<Impl::Adapter>();
+    adapter->api = api;
+    adapter->index = static_cast<int>(impl_->adapters.size());
+    adapter->origin = origin;
+    adapter->info = {api->name,
                      api->vendor,
                      api->adapter_version,
                      api->abi_version.major,
@@ -86,38 +164,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
                      origin,
                      0,
                      ""};
-    Impl::Adapter adapter{api, {}};
-    polychip_device_count_args c{};
-    c.struct_size = POLYCHIP_STRUCT_SIZE(polychip_device_count_args, unavailable_reason);
-    polychip_status st = api->device_count(&c);
-    if (st != POLYCHIP_OK) {
-      const char* msg = api->last_error_message();
-      info.unavailable_reason = fmt::format("device_count failed: {}", msg ? msg : "");
-    } else {
-      if (c.count == 0)
-        info.unavailable_reason = c.unavailable_reason ? c.unavailable_reason : "no devices";
-      for (int i = 0; i < c.count; ++i) {
-        DeviceProperties properties;
-        try {
-          properties = read_properties(api, i);
-        } catch (const Error& e) {
-          info.unavailable_reason += fmt::format("device {} skipped: {}; ", i, e.message());
-          continue;
-        }
-        // Waivers, patches and hooks are keyed by the id: a bad one refuses the adapter.
-        if (auto problem = device_type_id_problem(properties.device_type); !problem.empty()) {
-          impl_->refused.push_back(
-              {origin, fmt::format("adapter '{}', device {}: {}; device-type ids are {}", api->name,
-                                   i, problem, kDeviceTypeIdRule)});
-          return false;
-        }
-        adapter.devices.emplace_back(this, api, static_cast<int>(impl_->adapters.size()), i,
-                                     std::move(properties));
-      }
-    }
-    info.device_count = static_cast<int>(adapter.devices.size());
     impl_->adapters.push_back(std::move(adapter));
-    impl_->infos.push_back(std::move(info));
     return true;
   };
 
@@ -153,7 +200,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   }
   if (opts.selected_adapters)
     for (const auto& name : *opts.selected_adapters)
-      if (!adapter_api(name))
+      if (!registered(name))
         impl_->refused.push_back(
             {"POLYCHIP_ADAPTERS", fmt::format("selects '{}', which no adapter provides", name)});
 
@@ -173,25 +220,46 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
 
 Runtime::~Runtime() = default;
 
-const std::vector<AdapterInfo>& Runtime::adapters() const { return impl_->infos; }
-const std::vector<RefusedAdapter>& Runtime::refused_adapters() const { return impl_->refused; }
+const std::vector<AdapterInfo>& Runtime::adapters() const {
+  impl_->count_all(const_cast<Runtime*>(this));
+  return impl_->infos;
+}
+
+const std::vector<RefusedAdapter>& Runtime::refused_adapters() const {
+  impl_->count_all(const_cast<Runtime*>(this));
+  return impl_->refused;
+}
 
 const polychip_adapter_api* Runtime::adapter_api(std::string_view name) const {
-  for (const auto& a : impl_->adapters)
-    if (name == a.api->name) return a.api;
-  return nullptr;
+  const Impl::Adapter* a = impl_->counted_adapter(const_cast<Runtime*>(this), name);
+  return a ? a->api : nullptr;
 }
 
 std::vector<Device> Runtime::devices() const {
+  impl_->count_all(const_cast<Runtime*>(this));
   std::vector<Device> out;
-  for (const auto& a : impl_->adapters) out.insert(out.end(), a.devices.begin(), a.devices.end());
+  for (const auto& a : impl_->adapters)
+    if (a->refusal.empty()) out.insert(out.end(), a->devices.begin(), a->devices.end());
   return out;
 }
 
 std::optional<Device> Runtime::find_device_type(std::string_view device_type) const {
-  for (const auto& a : impl_->adapters)
-    for (const auto& d : a.devices)
-      if (d.device_type() == device_type) return d;
+  auto* self = const_cast<Runtime*>(this);
+  auto find_in = [&](Impl::Adapter& a) -> std::optional<Device> {
+    if (impl_->count(self, a))
+      for (const auto& d : a.devices)
+        if (d.device_type() == device_type) return d;
+    return std::nullopt;
+  };
+  // Device types are globally unique "vendor.model" ids, and an adapter's
+  // own are most often "<adapter name>.<model>": that adapter is asked first,
+  // so finding sim.faithful does not initialise every vendor runtime before it.
+  const std::string_view vendor = device_type.substr(0, device_type.find('.'));
+  for (auto& a : impl_->adapters)
+    if (vendor == a->api->name)
+      if (auto d = find_in(*a)) return d;
+  for (auto& a : impl_->adapters)
+    if (auto d = find_in(*a)) return d;
   return std::nullopt;
 }
 
@@ -208,13 +276,12 @@ Device Runtime::device(std::string_view spec) const {
                   fmt::format("device '{}': '{}' is not a device index", spec, idx));
     index = static_cast<int>(v);
   }
-  for (const auto& a : impl_->adapters)
-    if (name == a.api->name) {
-      if (index < static_cast<int>(a.devices.size())) return a.devices[index];
-      throw_error(StatusCode::kNotFound,
-                  fmt::format("adapter '{}' has {} device(s); there is no device {}", name,
-                              a.devices.size(), index));
-    }
+  if (const Impl::Adapter* a = impl_->counted_adapter(const_cast<Runtime*>(this), name)) {
+    if (index < static_cast<int>(a->devices.size())) return a->devices[index];
+    throw_error(StatusCode::kNotFound,
+                fmt::format("adapter '{}' has {} device(s); there is no device {}", name,
+                            a->devices.size(), index));
+  }
   if (spec.find(':') == std::string_view::npos)
     if (auto d = find_device_type(spec)) return *d;
   std::vector<std::string> known;

@@ -2,6 +2,8 @@
 // ones refused with the reason, and the run carries on.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -47,6 +49,50 @@ TEST(PluginDiscoveryTest, GoodPluginsLoadBadOnesAreRefusedWithTheReason) {
   Tensor t = Tensor::from_host(rt.device("testplug"), DType::kF32, {3}, in.data());
   t.copy_to_host(out.data());
   EXPECT_EQ(out, in);
+}
+
+// An adapter counts its devices (which initialises its vendor runtime: PoCL's
+// took ~0.1 s a process) the first time something needs them, and once.
+TEST(PluginDiscoveryTest, AnAdapterCountsItsDevicesOnlyWhenFirstNeededAndOnce) {
+  // The runtime's dlopen of the same file gets this copy, and its counter.
+  void* plugin = dlopen((kAdapters + "/libtestplug_good.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(plugin, nullptr) << dlerror();
+  auto calls = reinterpret_cast<int (*)()>(dlsym(plugin, "testplug_device_count_calls"));
+  ASSERT_NE(calls, nullptr);
+  const int before = calls();
+  auto o = testing::cpu_only_options();
+  o.adapter_path = {kAdapters};
+  Runtime rt(o);
+  EXPECT_EQ(rt.device("cpu").device_type(), "cpu.host");
+  EXPECT_EQ(rt.find_device_type("cpu.host")->label(), "cpu:0");
+  EXPECT_NE(rt.adapter_api("cpu"), nullptr);
+  EXPECT_EQ(calls(), before) << "counted while only the cpu adapter was needed";
+  // A device type is looked up first in the adapter its vendor part names.
+  EXPECT_EQ(rt.device("testplug.v1").device_type(), "testplug.v1");
+  EXPECT_EQ(calls(), before + 1);
+  EXPECT_EQ(rt.devices().size(), 3u);  // cpu, testplug, testminor
+  EXPECT_EQ(rt.adapters().size(), 3u);
+  EXPECT_EQ(rt.device("testplug").device_type(), "testplug.v1");
+  EXPECT_EQ(calls(), before + 1) << "counted twice";
+  dlclose(plugin);
+}
+
+// A device type id that refuses its adapter is found when the adapter is
+// first asked for devices, and the adapter then has none to give.
+TEST(PluginDiscoveryTest, AnAdapterWithABadDeviceTypeIsRefusedWhenFirstAsked) {
+  auto o = testing::cpu_only_options();
+  o.adapter_path = {kAdapters};
+  Runtime rt(o);
+  EXPECT_EQ(rt.adapter_api("testbadtype"), nullptr);
+  try {
+    rt.device("testbadtype");
+    ADD_FAILURE() << "a refused adapter gave a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kNotFound);
+    EXPECT_NE(std::string(e.what()).find("no device 'testbadtype'"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(reason_for(rt, "libtestplug_bad_device_type.so").find("'MyChip.X1'"),
+            std::string::npos);
 }
 
 TEST(PluginDiscoveryTest, SelectionKeepsOnlyNamedAdaptersAndReportsUnknownNames) {

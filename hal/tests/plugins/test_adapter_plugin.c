@@ -31,7 +31,15 @@ static polychip_status fail(polychip_status code, const char* message) {
 
 static const char* last_error_message(void) { return last_error; }
 
+/* How often the runtime counted this plugin's devices: a test checks that
+ * it does so only when something needs them, and once. */
+static int device_count_calls;
+__attribute__((visibility("default"))) int testplug_device_count_calls(void) {
+  return device_count_calls;
+}
+
 static polychip_status device_count(polychip_device_count_args* a) {
+  ++device_count_calls;
   a->count = 1;
   a->unavailable_reason = NULL;
   return POLYCHIP_OK;
