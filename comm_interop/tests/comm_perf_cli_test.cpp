@@ -103,8 +103,6 @@ TEST(CommPerfCli, ColumnsWithoutMeaningSayNoneAndChecksOnlyRunsAreNotTimed) {
   EXPECT_EQ(rows, 7) << o.output;
 }
 
-}  // namespace
-
 // libfabric is opened by the first RDMA lane, not at start-up: loading it
 // runs its provider libraries' constructors (~0.2 s of clock calibration
 // here), which every process paid when it was linked. The dynamic loader
@@ -122,3 +120,5 @@ TEST(CommPerfCli, LibfabricLoadsOnlyWhenAnRdmaLaneIsUsed) {
   ASSERT_EQ(rdma.code, 0) << rdma.output;
   EXPECT_NE(rdma.output.find("file=libfabric.so.1"), std::string::npos) << rdma.output;
 }
+
+}  // namespace

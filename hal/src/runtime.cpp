@@ -60,6 +60,7 @@ struct Runtime::Impl {
     AdapterInfo info;
     std::string refusal;  // set when a device's type id refused the adapter
   };
+  Runtime* runtime = nullptr;  // the owner, which the devices point back to
   RuntimeOptions options;
   // unique_ptr: an Adapter holds a once_flag, which cannot move.
   std::vector<std::unique_ptr<Adapter>> adapters;
@@ -68,14 +69,22 @@ struct Runtime::Impl {
   std::vector<RefusedAdapter> refused;  // at registration, then by count_all()
   std::unique_ptr<Dispatcher> dispatcher;
 
+  // nullptr when no adapter registered under that name (devices not counted).
+  Adapter* named(std::string_view name);
   // The adapter's devices, counted once (thread-safe); false when it was refused.
-  bool count(Runtime* runtime, Adapter& a);
-  void count_all(Runtime* runtime);
+  bool count(Adapter& a);
+  void count_all();
   // nullptr when no adapter has that name or it was refused.
-  Adapter* counted_adapter(Runtime* runtime, std::string_view name);
+  Adapter* counted_adapter(std::string_view name);
 };
 
-bool Runtime::Impl::count(Runtime* runtime, Adapter& a) {
+Runtime::Impl::Adapter* Runtime::Impl::named(std::string_view name) {
+  for (auto& a : adapters)
+    if (name == a->api->name) return a.get();
+  return nullptr;
+}
+
+bool Runtime::Impl::count(Adapter& a) {
   std::call_once(a.counted, [&] {
     const polychip_adapter_api* api = a.api;
     polychip_device_count_args c{};
@@ -110,10 +119,10 @@ bool Runtime::Impl::count(Runtime* runtime, Adapter& a) {
   return a.refusal.empty();
 }
 
-void Runtime::Impl::count_all(Runtime* runtime) {
+void Runtime::Impl::count_all() {
   std::call_once(all_counted, [&] {
     for (auto& a : adapters) {
-      if (count(runtime, *a))
+      if (count(*a))
         infos.push_back(a->info);
       else
         refused.push_back({a->origin, a->refusal});
@@ -121,13 +130,13 @@ void Runtime::Impl::count_all(Runtime* runtime) {
   });
 }
 
-Runtime::Impl::Adapter* Runtime::Impl::counted_adapter(Runtime* runtime, std::string_view name) {
-  for (auto& a : adapters)
-    if (name == a->api->name) return count(runtime, *a) ? a.get() : nullptr;
-  return nullptr;
+Runtime::Impl::Adapter* Runtime::Impl::counted_adapter(std::string_view name) {
+  Adapter* a = named(name);
+  return a && count(*a) ? a : nullptr;
 }
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->runtime = this;
   impl_->options = std::move(options);
   auto& opts = impl_->options;
 
@@ -136,17 +145,12 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
     const auto& s = *opts.selected_adapters;
     return std::find(s.begin(), s.end(), name) != s.end();
   };
-  auto registered = [&](std::string_view name) {
-    for (const auto& a : impl_->adapters)
-      if (name == a->api->name) return true;
-    return false;
-  };
   auto add = [&](const polychip_adapter_api* api, const std::string& origin) {
     if (auto why = check_adapter_table(api); !why.empty()) {
       impl_->refused.push_back({origin, why});
       return false;
     }
-    if (registered(api->name)) {
+    if (impl_->named(api->name)) {
       impl_->refused.push_back(
           {origin, fmt::format("an adapter named '{}' is already registered", api->name)});
       return false;
@@ -200,7 +204,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   }
   if (opts.selected_adapters)
     for (const auto& name : *opts.selected_adapters)
-      if (!registered(name))
+      if (!impl_->named(name))
         impl_->refused.push_back(
             {"POLYCHIP_ADAPTERS", fmt::format("selects '{}', which no adapter provides", name)});
 
@@ -221,22 +225,22 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
 Runtime::~Runtime() = default;
 
 const std::vector<AdapterInfo>& Runtime::adapters() const {
-  impl_->count_all(const_cast<Runtime*>(this));
+  impl_->count_all();
   return impl_->infos;
 }
 
 const std::vector<RefusedAdapter>& Runtime::refused_adapters() const {
-  impl_->count_all(const_cast<Runtime*>(this));
+  impl_->count_all();
   return impl_->refused;
 }
 
 const polychip_adapter_api* Runtime::adapter_api(std::string_view name) const {
-  const Impl::Adapter* a = impl_->counted_adapter(const_cast<Runtime*>(this), name);
+  const Impl::Adapter* a = impl_->counted_adapter(name);
   return a ? a->api : nullptr;
 }
 
 std::vector<Device> Runtime::devices() const {
-  impl_->count_all(const_cast<Runtime*>(this));
+  impl_->count_all();
   std::vector<Device> out;
   for (const auto& a : impl_->adapters)
     if (a->refusal.empty()) out.insert(out.end(), a->devices.begin(), a->devices.end());
@@ -244,9 +248,8 @@ std::vector<Device> Runtime::devices() const {
 }
 
 std::optional<Device> Runtime::find_device_type(std::string_view device_type) const {
-  auto* self = const_cast<Runtime*>(this);
   auto find_in = [&](Impl::Adapter& a) -> std::optional<Device> {
-    if (impl_->count(self, a))
+    if (impl_->count(a))
       for (const auto& d : a.devices)
         if (d.device_type() == device_type) return d;
     return std::nullopt;
@@ -254,10 +257,8 @@ std::optional<Device> Runtime::find_device_type(std::string_view device_type) co
   // Device types are globally unique "vendor.model" ids, and an adapter's
   // own are most often "<adapter name>.<model>": that adapter is asked first,
   // so finding sim.faithful does not initialise every vendor runtime before it.
-  const std::string_view vendor = device_type.substr(0, device_type.find('.'));
-  for (auto& a : impl_->adapters)
-    if (vendor == a->api->name)
-      if (auto d = find_in(*a)) return d;
+  if (Impl::Adapter* a = impl_->named(device_type.substr(0, device_type.find('.'))))
+    if (auto d = find_in(*a)) return d;
   for (auto& a : impl_->adapters)
     if (auto d = find_in(*a)) return d;
   return std::nullopt;
@@ -276,7 +277,7 @@ Device Runtime::device(std::string_view spec) const {
                   fmt::format("device '{}': '{}' is not a device index", spec, idx));
     index = static_cast<int>(v);
   }
-  if (const Impl::Adapter* a = impl_->counted_adapter(const_cast<Runtime*>(this), name)) {
+  if (const Impl::Adapter* a = impl_->counted_adapter(name)) {
     if (index < static_cast<int>(a->devices.size())) return a->devices[index];
     throw_error(StatusCode::kNotFound,
                 fmt::format("adapter '{}' has {} device(s); there is no device {}", name,
