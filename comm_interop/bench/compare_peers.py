@@ -13,7 +13,8 @@ all-reduce latency at np=2, for
   ompi-shm      Open MPI's MPI_Allreduce, default (shared memory),
   ompi-tcp      Open MPI with --mca btl tcp,self.
 Ceilings, measured in the same rounds: one loopback TCP stream (Python
-sockets, 64 MiB messages) and fi_pingpong's bandwidth on libfabric's
+sockets, 64 MiB messages), for information two at once in opposite directions
+(what each carried: both directions of an np=2 ring run at once), and fi_pingpong's bandwidth on libfabric's
 tcp;ofi_rxm and shm providers, with 64 MiB messages (the size of the busbw
 rows; the H2D-RDMA target is judged on it) and, for information, 1 MiB (a
 message that stays in cache, measured here at up to twice the 64 MiB
@@ -131,36 +132,46 @@ def run_ompi(bench, np_, size_bytes, iters, warmup, btl):
     return result["seconds"]
 
 
-def loopback_stream_gbps(total_bytes=1 << 30, message=64 << 20):
-    """One TCP stream over the loopback: the most one connection carries here."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-    received = [0]
+def loopback_stream_gbps(total_bytes=1 << 30, message=64 << 20, streams=1):
+    """TCP streams over the loopback, all at once: what each carries (with
+    streams=1 the most one connection carries here; with 2, each direction
+    of a pair of ranks that send to each other, as an np=2 ring does)."""
+    received = [0] * streams
+    listeners, readers, senders = [], [], []
 
-    def receive():
-        conn, _ = listener.accept()
-        buf = bytearray(message)
-        view = memoryview(buf)
-        while received[0] < total_bytes:
+    def receive(i):
+        conn, _ = listeners[i].accept()
+        view = memoryview(bytearray(message))
+        while received[i] < total_bytes:
             n = conn.recv_into(view)
             if n == 0:
                 break
-            received[0] += n
+            received[i] += n
         conn.close()
 
-    reader = threading.Thread(target=receive)
-    reader.start()
-    sender = socket.create_connection(listener.getsockname())
-    payload = bytes(message)
+    def send(i):
+        payload = bytes(message)
+        for _ in range(total_bytes // message):
+            senders[i].sendall(payload)
+
+    for i in range(streams):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listeners.append(listener)
+        readers.append(threading.Thread(target=receive, args=(i,)))
+        readers[-1].start()
+        senders.append(socket.create_connection(listener.getsockname()))
+    writers = [threading.Thread(target=send, args=(i,)) for i in range(streams)]
     start = time.perf_counter()
-    for _ in range(total_bytes // message):
-        sender.sendall(payload)
-    reader.join()
+    for w in writers:
+        w.start()
+    for t in writers + readers:
+        t.join()
     seconds = time.perf_counter() - start
-    sender.close()
-    listener.close()
-    return received[0] / seconds / 1e9
+    for sock in senders + listeners:
+        sock.close()
+    return min(received) / seconds / 1e9
 
 
 def fi_pingpong_gbps(provider, size, iters):
@@ -191,7 +202,7 @@ PINGPONGS = {"fi_pingpong tcp;ofi_rxm": ("tcp;ofi_rxm", 64 << 20, 20),
              "fi_pingpong shm": ("shm", 64 << 20, 20),
              "fi_pingpong tcp;ofi_rxm 1 MiB": ("tcp;ofi_rxm", 1 << 20, 200),
              "fi_pingpong shm 1 MiB": ("shm", 1 << 20, 200)}
-CEILINGS = ("loopback TCP stream",) + tuple(PINGPONGS)
+CEILINGS = ("loopback TCP stream", "loopback TCP, 2 opposite streams, each") + tuple(PINGPONGS)
 # Device-buffer paths (64 MiB np=2 only): name -> (transport, provider, path).
 PATHS = {"h2d-tcp": ("tcp", None, "host"),
          "h2d-rdma tcp;ofi_rxm": ("rdma", "tcp;ofi_rxm", "host"),
@@ -272,6 +283,8 @@ def main():
         for ceiling in CEILINGS:
             if ceiling == "loopback TCP stream":
                 g = loopback_stream_gbps()
+            elif ceiling == "loopback TCP, 2 opposite streams, each":
+                g = loopback_stream_gbps(streams=2)
             else:
                 g = fi_pingpong_gbps(*PINGPONGS[ceiling])
             if g is not None:
@@ -306,6 +319,11 @@ def main():
         share = row["gbps"] / stream if stream else 0
         target("TCP busbw np=2: %.2fx Gloo (>= 2.0x), or %.0f%% of one loopback stream (>= 90%%)"
                % (row["ratio_to_gloo"], 100 * share), row["ratio_to_gloo"] >= 2.0 or share >= 0.9)
+        duplex = ceilings.get("loopback TCP, 2 opposite streams, each")
+        if duplex:
+            print("     TCP busbw np=2: %.0f%% of what each of two opposite loopback streams carried at "
+                  "once (information: an np=2 ring sends both ways at once)"
+                  % (100 * row["gbps"] / duplex))
     if "busbw 64 MiB np=4" in rows:
         row = rows["busbw 64 MiB np=4"]["polychip-tcp"]
         target("TCP busbw np=4: %.2fx Gloo (>= 1.5x)" % row["ratio_to_gloo"],

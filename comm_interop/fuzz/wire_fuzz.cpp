@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace polychip::comm;
   std::span<const uint8_t> input(data + 1, size - 1);
   try {
-    switch (data[0] % 10) {
+    switch (data[0] % 11) {
       case 0:
         parse_frame_header(input, 0);
         break;
@@ -43,6 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case 9:
         parse_rdma_reply(input);
+        break;
+      case 10:
+        parse_placement_offers(input);
         break;
     }
   } catch (const polychip::Error&) {

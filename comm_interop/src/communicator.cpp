@@ -198,6 +198,7 @@ struct Communicator::Impl {
                  : config.transport == "auto" ? TransportOptions::Rdma::kAcrossHosts
                                               : TransportOptions::Rdma::kOff;
     topts.rdma_ring_bytes = config.shm_ring_bytes;
+    topts.rdma_placement = config.rdma_placement;
     {
       // A rank that dies while the others wait for its connections is
       // reported by the store, and ends their waits at once.
@@ -532,7 +533,10 @@ struct Communicator::Impl {
     }
     Finish finish = build(ctx);
     if (io && finish) io->wait_all_input();  // a finish step may read any input
-    if (!plan.empty()) transport->run(plan);
+    if (!plan.empty()) {
+      transport->run(plan);
+      if (!history.empty()) history.back().placed_bytes += transport->placed_bytes();
+    }
     if (finish) finish();
   }
 

@@ -85,7 +85,8 @@ TEST(CommProcesses, MpirunFourRanksForcedOntoTcp) {
 }
 
 // The H2D-RDMA path: every frame written one-sidedly into the peer's
-// registered ring, on the libfabric providers that run here.
+// registered ring, on the libfabric providers that run here, and the
+// payloads a receiver does not reduce placed straight into its buffers.
 class CommOverRdma : public ::testing::TestWithParam<const char*> {
  protected:
   std::string mpirun() const {
@@ -93,6 +94,20 @@ class CommOverRdma : public ::testing::TestWithParam<const char*> {
     // GDR for the device buffers that can).
     return kMpirun + "-x POLYCHIP_COMM_TRANSPORT=rdma -x POLYCHIP_COMM_PATH=host " +
            "-x 'POLYCHIP_NET_PROVIDER=" + GetParam() + "' ";
+  }
+  // What each rank's line says it was placed.
+  static std::vector<uint64_t> placed_bytes(const std::string& output, int ranks) {
+    std::vector<uint64_t> placed;
+    for (int r = 0; r < ranks; ++r) {
+      const size_t line = output.find("rank " + std::to_string(r) + " (");
+      const size_t at = output.find(" on gdr, ", line);
+      if (line == std::string::npos || at == std::string::npos) {
+        ADD_FAILURE() << "no line of rank " << r << ":\n" << output;
+        return {};
+      }
+      placed.push_back(std::stoull(output.substr(at + 9)));
+    }
+    return placed;
   }
 };
 
@@ -103,6 +118,8 @@ TEST_P(CommOverRdma, MpirunTwoRanksOnCpuAndSimIncluding64MiB) {
   EXPECT_NE(o.output.find("/rdma"), std::string::npos) << o.output;
   EXPECT_EQ(o.output.find("/tcp"), std::string::npos) << o.output;
   EXPECT_EQ(o.output.find("/shm"), std::string::npos) << o.output;
+  // The 64 MiB all-gathers and broadcasts alone place more than 32 MiB.
+  for (uint64_t placed : placed_bytes(o.output, 2)) EXPECT_GT(placed, uint64_t{32} << 20);
 }
 
 TEST_P(CommOverRdma, MpirunFourRanksOnCpuSimAndOpencl) {
@@ -112,6 +129,19 @@ TEST_P(CommOverRdma, MpirunFourRanksOnCpuSimAndOpencl) {
   EXPECT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("/rdma+crc32c"), std::string::npos) << o.output;
   EXPECT_EQ(o.output.find("/tcp"), std::string::npos) << o.output;
+  for (uint64_t placed : placed_bytes(o.output, 4)) EXPECT_GT(placed, 0u);
+}
+
+// Placement is the receiver's offer: a rank that makes none (and takes
+// none) still runs every collective with one that does, all through rings.
+TEST_P(CommOverRdma, ARankWithPlacementOffMixesWithOneWithItOn) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  Outcome o = shell(mpirun() + "-np 2 sh -c '[ $OMPI_COMM_WORLD_RANK = 0 ] && " +
+                    "export POLYCHIP_COMM_RDMA_PLACEMENT=0; exec " + COMM_WORKER +
+                    " sweep --quick --devices cpu,sim.faithful'");
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("/rdma"), std::string::npos) << o.output;
+  for (uint64_t placed : placed_bytes(o.output, 2)) EXPECT_EQ(placed, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, CommOverRdma, ::testing::Values("tcp;ofi_rxm", "shm"),

@@ -266,6 +266,9 @@ TEST(Wire, MalformedCorpusIsRejected) {
             case 'A':
               parse_rdma_reply(input);
               break;
+            case 'P':
+              parse_placement_offers(input);
+              break;
             default:
               throw_error(StatusCode::kDataCorruption, "unknown selector");
           }
@@ -344,19 +347,74 @@ TEST(Wire, RdmaOffersRoundTripAndRefuseWhatCannotBeAnOffer) {
 }
 
 TEST(RmaNotice, CarriesRankSequenceKindAndCountInThirtyTwoBits) {
-  for (const RmaNotice n : {RmaNotice{0, false, 0, 0}, RmaNotice{1023, true, (1u << 19) - 1, 3},
-                            RmaNotice{7, false, uint32_t(kRmaMaxWriteBytes), 2}}) {
+  using K = RmaNoticeKind;
+  for (const RmaNotice n :
+       {RmaNotice{0, K::kData, 1, 0}, RmaNotice{1023, K::kCredit, uint32_t(kRmaMaxWriteBytes), 3},
+        RmaNotice{7, K::kPlaced, uint32_t(kRmaMaxWriteBytes), 2},
+        RmaNotice{512, K::kPlaced, 4097, 1}}) {
     const uint64_t immediate = encode_rma_notice(n);
     EXPECT_LT(immediate, uint64_t{1} << 32);
     const RmaNotice back = decode_rma_notice(immediate);
     EXPECT_EQ(back.rank, n.rank);
-    EXPECT_EQ(back.credit, n.credit);
+    EXPECT_EQ(back.kind, n.kind);
     EXPECT_EQ(back.bytes, n.bytes);
     EXPECT_EQ(back.seq, n.seq);
   }
   expect_corrupt([&] { decode_rma_notice(uint64_t{1} << 32); }, "bits above 32");
-  EXPECT_THROW(encode_rma_notice({kRmaMaxRanks, false, 1}), Error);
-  EXPECT_THROW(encode_rma_notice({0, false, 1, uint32_t(kRmaWritesInFlight)}), Error);
+  expect_corrupt([&] { decode_rma_notice(uint64_t{3} << 18); }, "a fourth kind");
+  EXPECT_THROW(encode_rma_notice({kRmaMaxRanks, K::kData, 1}), Error);
+  EXPECT_THROW(encode_rma_notice({0, K::kData, 1, uint32_t(kRmaWritesInFlight)}), Error);
+  EXPECT_THROW(encode_rma_notice({0, K::kData, 0}), Error);
+  EXPECT_THROW(encode_rma_notice({0, K::kData, uint32_t(kRmaMaxWriteBytes) + 1}), Error);
+}
+
+TEST(PlacementOffers, RoundTripAndMalformedOnesAreRefused) {
+  const std::vector<PlacementOffer> offers = {{3, 0, {0x7f0000001000, 42, 1 << 20}},
+                                              {4, 17, {4096, 7, 65536}}};
+  const std::vector<uint8_t> bytes = encode_placement_offers(offers);
+  ASSERT_EQ(bytes.size(), 2 * kPlacementOfferBytes);
+  const std::vector<PlacementOffer> back = parse_placement_offers(bytes);
+  ASSERT_EQ(back.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back[i].step, offers[i].step);
+    EXPECT_EQ(back[i].chunk, offers[i].chunk);
+    EXPECT_EQ(back[i].region.address, offers[i].region.address);
+    EXPECT_EQ(back[i].region.key, offers[i].region.key);
+    EXPECT_EQ(back[i].region.size, offers[i].region.size);
+  }
+  expect_corrupt([&] { parse_placement_offers({}); }, "no offer");
+  expect_corrupt([&] { parse_placement_offers(std::span(bytes).first(bytes.size() - 1)); },
+                 "a truncated offer");
+  std::vector<PlacementOffer> empty_region = {{0, 0, {4096, 1, 0}}};
+  expect_corrupt([&] { parse_placement_offers(encode_placement_offers(empty_region)); },
+                 "an empty region");
+  std::vector<PlacementOffer> huge = {{0, 0, {4096, 1, kMaxFramePayload + 1}}};
+  expect_corrupt([&] { parse_placement_offers(encode_placement_offers(huge)); },
+                 "a region larger than a frame");
+  std::vector<PlacementOffer> many(kMaxPlacementOffers + 1, offers[0]);
+  expect_corrupt([&] { parse_placement_offers(encode_placement_offers(many)); }, "too many offers");
+
+  // The frame that carries them, and the placed flag.
+  FrameHeader h;
+  h.kind = FrameKind::kPlacement;
+  h.seq = 9;
+  h.payload_bytes = bytes.size();
+  h.source_rank = 1;
+  uint8_t header[kFrameHeaderSize];
+  encode_frame_header(h, header);
+  EXPECT_EQ(parse_frame_header(header, 1).kind, FrameKind::kPlacement);
+  for (uint64_t payload : {uint64_t{0}, uint64_t{kPlacementOfferBytes + 1},
+                           uint64_t{(kMaxPlacementOffers + 1) * kPlacementOfferBytes}}) {
+    h.payload_bytes = payload;
+    encode_frame_header(h, header);
+    expect_corrupt([&] { parse_frame_header(header, 1); }, "a placement frame's size");
+  }
+  FrameHeader placed;
+  placed.kind = FrameKind::kPointToPoint;
+  placed.flags = kFlagPlaced;
+  placed.payload_bytes = 1 << 20;
+  encode_frame_header(placed, header);
+  expect_corrupt([&] { parse_frame_header(header, 0); }, "a placed point-to-point frame");
 }
 
 TEST(ShmRing, BytesCrossTheWrapInOrder) {

@@ -57,6 +57,7 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
   const int n = comm.size();
   uint64_t wrong = 0;
   int cases = 0, gdr_calls = 0;
+  uint64_t placed = 0;
   const DType dtypes[] = {DType::kF32, DType::kF16, DType::kBF16,
                           DType::kF64, DType::kI32, DType::kI64};
   // 0 bytes, odd element counts, both sides of the direct/ring switch
@@ -77,6 +78,7 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
             CaseResult r = runner.run(spec, 0, 0);
             ++cases;
             if (r.record.path == DataPath::kGdr) ++gdr_calls;
+            placed += r.record.placed_bytes;
             if (r.wrong) {
               std::fprintf(stderr,
                            "rank %d: %s %s %s size %llu in_place %d root %d: %llu wrong (%s/%s)\n",
@@ -106,6 +108,7 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
       wrong += r.wrong;
       ++cases;
       if (r.record.path == DataPath::kGdr) ++gdr_calls;
+      placed += r.record.placed_bytes;
       if (r.wrong)
         std::fprintf(stderr, "rank %d: 64 MiB %s %s: %llu wrong\n", comm.rank(), c.c_str(),
                      std::string(dtype_name(dt)).c_str(), (unsigned long long)r.wrong);
@@ -113,9 +116,11 @@ int sweep(Communicator& comm, const Device* device, bool big, bool quick) {
   }
   char line[512];
   std::snprintf(line, sizeof(line),
-                "rank %d (%s): %d cases, %llu wrong, %d on gdr, last call %s/%s/%s", comm.rank(),
-                comm.ranks()[comm.rank()].device_type.c_str(), cases, (unsigned long long)wrong,
-                gdr_calls, std::string(algorithm_name(comm.last_call().algorithm)).c_str(),
+                "rank %d (%s): %d cases, %llu wrong, %d on gdr, %llu bytes placed, last call "
+                "%s/%s/%s",
+                comm.rank(), comm.ranks()[comm.rank()].device_type.c_str(), cases,
+                (unsigned long long)wrong, gdr_calls, (unsigned long long)placed,
+                std::string(algorithm_name(comm.last_call().algorithm)).c_str(),
                 std::string(data_path_name(comm.last_call().path)).c_str(),
                 comm.last_call().transport.c_str());
   std::printf("%s\n", line);

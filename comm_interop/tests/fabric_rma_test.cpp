@@ -441,7 +441,7 @@ TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
       lane.receiver_side.fabric().progress();
     }
   };
-  post(encode_rma_notice({0, false, 4097}), &first);
+  post(encode_rma_notice({0, RmaNoticeKind::kData, 4097}), &first);
   const uint8_t* data;
   try {
     for (int i = 0; i < 1000000; ++i) {
@@ -454,7 +454,7 @@ TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
     EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
     EXPECT_NE(e.message().find("past the ring's free space"), std::string::npos) << e.message();
   }
-  post(encode_rma_notice({1, false, 8}), &second);
+  post(encode_rma_notice({1, RmaNoticeKind::kData, 8}), &second);
   try {
     for (int i = 0; i < 1000000; ++i) {
       writer.progress();
@@ -468,6 +468,70 @@ TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
   }
 }
 
+// A placement: the payload lands in the buffer the receiver offered, not
+// in its ring, between ring bytes written before and after it, and is
+// counted by its notices; the sender's loan ends once it was written.
+TEST_P(FabricRmaTest, APlacedPayloadLandsInTheOfferedBufferAndIsCounted) {
+  LanePair lane(GetParam(), node(), 4096);
+  std::vector<uint8_t> destination((1 << 20) + 4096 + 8, 0);
+  std::vector<uint8_t> payload((1 << 20) + 8);
+  std::mt19937 rng(11);
+  for (auto& b : payload) b = static_cast<uint8_t>(rng());
+  // Offered at an offset inside a buffer: the region is exactly that range.
+  uint8_t* into = destination.data() + 4096;
+  const RemoteRegion offered = lane.receiver_side.fabric().register_memory(into, payload.size());
+  EXPECT_EQ(offered.size, payload.size());
+  lane.rx->allow_placed(payload.size());
+  const uint8_t before[] = {1, 2, 3}, after[] = {4, 5};
+  ASSERT_EQ(lane.tx->write(before, sizeof before), sizeof before);
+  lane.tx->place(payload.data(), payload.size(), offered);
+  ASSERT_EQ(lane.tx->write(after, sizeof after), sizeof after);
+  std::vector<uint8_t> ring;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((lane.rx->placed_landed() < payload.size() || ring.size() < 5 ||
+          lane.tx->placed_written() < payload.size()) &&
+         std::chrono::steady_clock::now() < until) {
+    lane.tx->progress();
+    lane.rx->progress();
+    uint8_t buf[16];
+    const uint64_t r = lane.rx->read(buf, sizeof buf);
+    ring.insert(ring.end(), buf, buf + r);
+  }
+  EXPECT_EQ(lane.rx->placed_landed(), payload.size());
+  EXPECT_EQ(lane.tx->placed_written(), payload.size());
+  EXPECT_TRUE(lane.tx->drained());
+  EXPECT_EQ(ring, (std::vector<uint8_t>{1, 2, 3, 4, 5})) << "placed bytes went into the ring";
+  EXPECT_TRUE(std::equal(payload.begin(), payload.end(), into));
+  EXPECT_TRUE(std::all_of(destination.begin(), destination.begin() + 4096,
+                          [](uint8_t b) { return b == 0; }));
+  EXPECT_TRUE(std::all_of(into + payload.size(), destination.data() + destination.size(),
+                          [](uint8_t b) { return b == 0; }));
+  lane.receiver_side.fabric().deregister_memory(into, payload.size());
+}
+
+// Placed bytes beyond what the receiver offered are refused.
+TEST_P(FabricRmaTest, LaneRefusesPlacedBytesItNeverOffered) {
+  LanePair lane(GetParam(), node(), 4096);
+  std::vector<uint8_t> destination(8192), payload(8192, 7);
+  const RemoteRegion offered =
+      lane.receiver_side.fabric().register_memory(destination.data(), destination.size());
+  lane.rx->allow_placed(4096);
+  lane.tx->place(payload.data(), payload.size(), offered);
+  try {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+      lane.tx->progress();
+      lane.rx->progress();
+    }
+    FAIL() << "placed bytes nobody offered were believed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(e.message().find("more than the 4096 this rank offered"), std::string::npos)
+        << e.message();
+  }
+  lane.receiver_side.fabric().deregister_memory(destination.data(), destination.size());
+}
+
 TEST_P(FabricRmaTest, LaneRefusesWritesThatLandOutOfOrder) {
   LanePair lane(GetParam(), node(), 4096);
   FabricRma& writer = lane.sender_side.fabric();
@@ -476,7 +540,7 @@ TEST_P(FabricRmaTest, LaneRefusesWritesThatLandOutOfOrder) {
   WriteCompletion completion;
   // The second write's notice arrives first.
   while (!writer.post_write(peer, source.data(), source.size(), lane.rx->region(), 16,
-                            encode_rma_notice({0, false, 16, 1}), &completion)) {
+                            encode_rma_notice({0, RmaNoticeKind::kData, 16, 1}), &completion)) {
     writer.progress();
     lane.receiver_side.fabric().progress();
   }

@@ -73,6 +73,7 @@ class Plan {
   void before_access(const uint8_t* p, uint64_t n) const {
     if (before_access_) before_access_(p, n);
   }
+  bool waits_before_access() const { return static_cast<bool>(before_access_); }
   // Point-to-point frames carry their own per-pair sequence number.
   void set_seq(int task, FrameKind kind, uint64_t seq) {
     tasks_[task].kind = kind;

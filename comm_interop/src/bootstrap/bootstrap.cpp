@@ -81,6 +81,9 @@ CommConfig CommConfig::from_environment() {
   if (const char* v = env("POLYCHIP_COMM_CHECKSUM")) {
     c.checksum = parse_bool("POLYCHIP_COMM_CHECKSUM", v);
   }
+  if (const char* v = env("POLYCHIP_COMM_RDMA_PLACEMENT")) {
+    c.rdma_placement = parse_bool("POLYCHIP_COMM_RDMA_PLACEMENT", v);
+  }
   if (const char* v = env("POLYCHIP_COMM_SOCKETS")) {
     c.sockets_per_peer = static_cast<int>(parse_long("POLYCHIP_COMM_SOCKETS", v, 1, 16));
   }

@@ -79,6 +79,9 @@ struct Transport::Connection {
   // (socket 0) that carries its doorbells.
   std::unique_ptr<ByteRing> rx, tx;
   Connection* doorbell = nullptr;
+  // An RDMA lane's rings (rx and tx as such), which also place payloads.
+  RmaRing* rma_rx = nullptr;
+  RmaRing* rma_tx = nullptr;
   // A shared-memory lane's rings also carry mailboxes (theirs to us, ours
   // to them), and the running exchange's mail it owes: one of each.
   ShmRing* mail_in = nullptr;
@@ -103,7 +106,13 @@ struct Transport::Connection {
   bool parked = false;  // `frame` belongs to a later plan; payload not read yet
   int receive_task = -1;
   bool reading_abort = false;
-  std::string abort_text;
+  bool reading_placements = false;
+  std::string control_payload;  // of an abort or placement frame
+  // The frame's payload is placed (RDMA lanes): it has landed once the
+  // ring's placed bytes reach placed_until; placed_taken counts those
+  // earlier frames took.
+  bool placed = false;
+  uint64_t placed_until = 0, placed_taken = 0;
   uint64_t got = 0;
   uint64_t reduced = 0;
   uint32_t crc = 0;
@@ -114,10 +123,18 @@ struct Transport::Connection {
   uint8_t send_header[kFrameHeaderSize];
   uint64_t sent = 0;  // over header + payload
   bool writing = false;
-  // A lane's sends whose payload the ring took as a loan (ByteRing::lend):
-  // each completes once the ring has let go of the stream up to its end.
-  uint64_t tx_taken = 0;
-  std::deque<std::pair<int, uint64_t>> lent_sends;
+  // The running send's payload goes to this placement instead.
+  bool send_placed = false;
+  RemoteRegion send_to;
+  // A lane's sends whose payload the ring took as a loan (ByteRing::lend)
+  // or placed: each completes once the ring has let go of the stream up to
+  // its end and its placed bytes were written.
+  uint64_t tx_taken = 0, tx_placed = 0;
+  struct LentSend {
+    int task;
+    uint64_t stream_end, placed_end;
+  };
+  std::deque<LentSend> lent_sends;
 };
 
 size_t Transport::KeyHash::operator()(const Key& k) const {
@@ -297,6 +314,8 @@ void Transport::add_lane(int peer, std::unique_ptr<ByteRing> rx, std::unique_ptr
   lane->rx = std::move(rx);
   lane->tx = std::move(tx);
   lane->doorbell = connections_[peer][0].get();
+  lane->rma_rx = dynamic_cast<RmaRing*>(lane->rx.get());
+  lane->rma_tx = dynamic_cast<RmaRing*>(lane->tx.get());
   lane->mail_in = dynamic_cast<ShmRing*>(lane->rx.get());
   lane->mail_out = dynamic_cast<ShmRing*>(lane->tx.get());
   if (lane->mail_in && lane->mail_out) {
@@ -469,11 +488,12 @@ bool Transport::progress_lane(Connection& lane, Moot&& moot) {
 void Transport::drain_lanes() {
   // A peer that hung up after the collective had what it needed (else its
   // failure is its own to report): its lane's unfinished writes are moot.
+  // Its hang-up is seen even behind bytes this rank did not read (placement
+  // offers for a collective it will not run).
   auto hung_up = [](const Connection& tcp) {
     if (tcp.closed || !tcp.fd.valid()) return true;
-    char byte;
-    const ssize_t n = ::recv(tcp.fd.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    pollfd p{tcp.fd.get(), POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
   };
   for (;;) {
     bool drained = true;
@@ -779,6 +799,85 @@ void Transport::fail_lost_peer(Connection& c, const std::string& why) {
   fail_on(c, StatusCode::kUnavailable, why);
 }
 
+void Transport::offer_placements(Plan& plan) {
+  offered_.assign(plan.tasks().size(), 0);
+  placed_bytes_ = 0;
+  if (!options_.rdma_placement || !rma_ || plan.kind() != FrameKind::kCollective ||
+      plan.waits_before_access())
+    return;
+  std::map<int, std::vector<PlacementOffer>> offers;  // by peer
+  for (size_t i = 0; i < plan.tasks().size(); ++i) {
+    const Task& t = plan.tasks()[i];
+    if (t.is_send || t.reduce || t.bytes < kRmaLendMinBytes) continue;
+    Connection& link = connection_for(t);
+    if (!link.rma_rx) continue;
+    const RemoteRegion region = rma_->fabric().register_memory(t.data, t.bytes);
+    offered_memory_.emplace_back(t.data, t.bytes);
+    offered_[i] = 1;
+    link.rma_rx->allow_placed(t.bytes);
+    offers[t.peer].push_back({t.step, t.chunk, region});
+  }
+  for (const auto& [peer, list] : offers) {
+    Connection& tcp = *lane_of_peer_[peer]->doorbell;
+    for (size_t first = 0; first < list.size(); first += kMaxPlacementOffers) {
+      const size_t n = std::min(kMaxPlacementOffers, list.size() - first);
+      const std::vector<uint8_t> payload =
+          encode_placement_offers(std::span(list).subspan(first, n));
+      FrameHeader h;
+      h.kind = FrameKind::kPlacement;
+      h.seq = plan.seq();
+      h.payload_bytes = payload.size();
+      h.source_rank = static_cast<uint32_t>(rank_);
+      uint8_t header[kFrameHeaderSize];
+      encode_frame_header(h, header);
+      tcp.control_out.append(reinterpret_cast<const char*>(header), kFrameHeaderSize);
+      tcp.control_out.append(reinterpret_cast<const char*>(payload.data()), payload.size());
+    }
+    flush_control(tcp);
+  }
+}
+
+void Transport::take_placement_offers(Connection& c) {
+  Connection* lane = lane_of_peer_[c.peer];
+  if (!lane || !lane->rma_tx) {
+    fail_on(c, StatusCode::kDataCorruption,
+            "placement offers from a peer this rank has no RDMA lane to");
+  }
+  std::vector<PlacementOffer> offers;
+  try {
+    offers = parse_placement_offers(
+        {reinterpret_cast<const uint8_t*>(c.control_payload.data()), c.control_payload.size()});
+  } catch (const Error& e) {
+    fail_on(c, e.code(), "rejected placement offers: " + e.message());
+  }
+  // Offers of a collective this rank has left are of no use any more.
+  const bool in_collective = plan_ && plan_->kind() == FrameKind::kCollective;
+  const uint64_t current = in_collective ? plan_->seq() : next_collective_seq_;
+  if (c.frame.seq < current || !options_.rdma_placement) return;
+  for (const PlacementOffer& o : offers) {
+    placements_[Key{c.peer, FrameKind::kCollective, c.frame.seq, o.step, o.chunk}] = o.region;
+  }
+}
+
+bool Transport::take_placement(const Task& t, RemoteRegion* to) {
+  if (placements_.empty() || t.kind != FrameKind::kCollective) return false;
+  const auto found = placements_.find(Key{t.peer, t.kind, t.seq, t.step, t.chunk});
+  if (found == placements_.end()) return false;
+  const RemoteRegion region = found->second;
+  placements_.erase(found);
+  if (region.size != t.bytes) return false;  // the frame checks will say what is wrong
+  *to = region;
+  return true;
+}
+
+void Transport::withdraw_placements() {
+  for (const auto& [data, bytes] : offered_memory_) rma_->fabric().deregister_memory(data, bytes);
+  offered_memory_.clear();
+  if (plan_ && plan_->kind() == FrameKind::kCollective && !placements_.empty()) {
+    std::erase_if(placements_, [seq = plan_->seq()](const auto& p) { return p.first.seq <= seq; });
+  }
+}
+
 void Transport::enqueue_send(int task) {
   Connection& c = connection_for(plan_->tasks()[task]);
   c.queue.push_back(task);
@@ -818,6 +917,8 @@ void Transport::handle_writable(Connection& c) {
         h.flags = kFlagPayloadCrc;
         h.payload_crc = crc32c(t.data, t.bytes);
       }
+      c.send_placed = c.rma_tx && take_placement(t, &c.send_to);
+      if (c.send_placed) h.flags |= kFlagPlaced;
       encode_frame_header(h, c.send_header);
       c.sent = 0;
     }
@@ -826,7 +927,7 @@ void Transport::handle_writable(Connection& c) {
     int n_iov = 0;
     if (c.sent < kFrameHeaderSize) {
       iov[n_iov++] = {c.send_header + c.sent, kFrameHeaderSize - c.sent};
-      if (t.bytes > 0) iov[n_iov++] = {t.data, t.bytes};
+      if (t.bytes > 0 && !c.send_placed) iov[n_iov++] = {t.data, t.bytes};
     } else {
       uint64_t off = c.sent - kFrameHeaderSize;
       iov[n_iov++] = {t.data + off, t.bytes - off};
@@ -846,6 +947,12 @@ void Transport::handle_writable(Connection& c) {
       if (written == 0) break;  // ring full: the receiver rings when it frees space
       lane_bytes_moved_ += written;
       c.tx_taken += written;
+      if (c.send_placed && c.sent + written == kFrameHeaderSize) {
+        // The header is in the ring: the payload goes to its placement.
+        c.rma_tx->place(t.data, t.bytes, c.send_to);
+        c.tx_placed += t.bytes;
+        written += t.bytes;
+      }
       if (c.tx->take_reader_waiting()) ring_doorbell(c);
       n = static_cast<ssize_t>(written);
     } else {
@@ -867,8 +974,9 @@ void Transport::handle_writable(Connection& c) {
       c.send_task = -1;
       // With nothing lent in use (always, on shared memory) the ring holds
       // no byte of this send any more.
-      if (c.tx && (!c.lent_sends.empty() || c.tx->lent_in_use() > 0)) {
-        c.lent_sends.emplace_back(done, c.tx_taken);
+      if (c.tx && (!c.lent_sends.empty() || c.tx->lent_in_use() > 0 || c.send_placed)) {
+        c.lent_sends.push_back({done, c.tx_taken, c.tx_placed});
+        c.send_placed = false;
         complete_lent_sends(c);
       } else {
         complete(done);
@@ -881,8 +989,10 @@ void Transport::handle_writable(Connection& c) {
 void Transport::complete_lent_sends(Connection& lane) {
   if (lane.lent_sends.empty()) return;
   const uint64_t let_go = lane.tx_taken - lane.tx->lent_in_use();
-  while (!lane.lent_sends.empty() && lane.lent_sends.front().second <= let_go) {
-    const int done = lane.lent_sends.front().first;
+  const uint64_t placed = lane.rma_tx ? lane.rma_tx->placed_written() : 0;
+  while (!lane.lent_sends.empty() && lane.lent_sends.front().stream_end <= let_go &&
+         lane.lent_sends.front().placed_end <= placed) {
+    const int done = lane.lent_sends.front().task;
     lane.lent_sends.pop_front();
     complete(done);
   }
@@ -900,9 +1010,14 @@ bool Transport::start_frame(Connection& c) {
     if (!status_sent_[c.peer]) send_status(c.peer);
     return true;
   }
+  if (f.kind == FrameKind::kPlacement) {
+    c.reading_placements = true;
+    c.control_payload.clear();
+    return true;
+  }
   if (f.kind == FrameKind::kAbort) {
     c.reading_abort = true;
-    c.abort_text.clear();
+    c.control_payload.clear();
     if (f.payload_bytes == 0) fail_on(c, StatusCode::kAborted, "the peer aborted");
     return true;
   }
@@ -943,6 +1058,15 @@ bool Transport::start_frame(Connection& c) {
     fail_on(c, StatusCode::kFailedPrecondition,
             "POLYCHIP_COMM_CHECKSUM=1 here but the peer sends no checksums");
   }
+  if (f.flags & kFlagPlaced) {
+    if (!c.rma_rx || !offered_[task]) {
+      fail_on(c, StatusCode::kDataCorruption,
+              "a frame says its payload was placed (step " + std::to_string(f.step) + ", chunk " +
+                  std::to_string(f.chunk) + "), but this rank offered no buffer for it");
+    }
+    c.placed = true;
+    c.placed_until = c.placed_taken + t.bytes;
+  }
   plan_->before_access(t.data, t.bytes);
   if (t.local) plan_->before_access(t.local, t.bytes);
   c.receive_task = task;
@@ -971,7 +1095,7 @@ void Transport::handle_readable(Connection& c) {
   c.inbox.new_pass();
   for (int iteration = 0; iteration < 64; ++iteration) {
     if (c.parked || c.closed) return;
-    if (c.receive_task < 0 && !c.reading_abort) {
+    if (c.receive_task < 0 && !c.reading_abort && !c.reading_placements) {
       ssize_t n = receive_bytes(c, c.header + c.header_got, kFrameHeaderSize - c.header_got);
       if (n == 0) {
         // Only this socket's own frames count: the peer's other sockets, or
@@ -1004,18 +1128,39 @@ void Transport::handle_readable(Connection& c) {
       if (!start_frame(c)) return;
       continue;
     }
-    if (c.reading_abort) {
+    if (c.reading_abort || c.reading_placements) {
       char buf[4096];
-      size_t want = c.frame.payload_bytes - c.abort_text.size();
+      size_t want = c.frame.payload_bytes - c.control_payload.size();
       ssize_t n = receive_bytes(c, buf, want);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-      if (n > 0) c.abort_text.append(buf, static_cast<size_t>(n));
-      if (n <= 0 || c.abort_text.size() == c.frame.payload_bytes) {
-        fail_on(c, StatusCode::kAborted, "the peer aborted: " + c.abort_text);
+      if (n > 0) c.control_payload.append(buf, static_cast<size_t>(n));
+      const bool whole = c.control_payload.size() == c.frame.payload_bytes;
+      if (c.reading_abort && (n <= 0 || whole)) {
+        fail_on(c, StatusCode::kAborted, "the peer aborted: " + c.control_payload);
+      }
+      if (n <= 0) {
+        fail_lost_peer(c,
+                       "the peer closed its connection in the middle of a frame (did it exit "
+                       "or crash?)");
+      }
+      if (whole) {
+        c.reading_placements = false;
+        take_placement_offers(c);
       }
       continue;
     }
     Task& t = plan_->tasks()[c.receive_task];
+    if (c.placed) {
+      // Landed bytes are counted by the lane's progress (pump_lanes).
+      if (c.rma_rx->placed_landed() < c.placed_until) return;
+      c.placed = false;
+      c.placed_taken = c.placed_until;
+      if (c.frame.flags & kFlagPayloadCrc) c.crc = crc32c(t.data, t.bytes);
+      c.got = t.bytes;
+      placed_bytes_ += t.bytes;
+      finish_receive(c);
+      continue;
+    }
     if (t.reduce && c.rx && reduce_from_ring(c, t)) {
       if (c.got == t.bytes) finish_receive(c);
       continue;
@@ -1234,6 +1379,7 @@ void Transport::run(Plan& plan) {
         }
       }
     }
+    offer_placements(plan);
     for (size_t i = 0; i < tasks.size(); ++i) {
       if (tasks[i].is_send && tasks[i].unmet == 0) enqueue_send(static_cast<int>(i));
     }
@@ -1374,6 +1520,7 @@ void Transport::run(Plan& plan) {
       }
     }
     drain_lanes();
+    withdraw_placements();
   } catch (const Error& e) {
     fail_run(e);
   }
@@ -1382,6 +1529,7 @@ void Transport::run(Plan& plan) {
 
 void Transport::fail_run(const Error& e) {
   progress_pending_ = false;
+  withdraw_placements();
   std::lock_guard<std::mutex> lock(abort_mutex_);
   failed_ = true;
   failure_code_ = e.code();

@@ -44,6 +44,9 @@ struct TransportOptions {
   Rdma rdma = Rdma::kOff;
   std::string net_provider;  // empty: POLYCHIP_NET_PROVIDER, else the preferred list
   uint64_t rdma_ring_bytes = 4ull << 20;
+  // Offer the destinations of collective frames that are not reduced to RDMA
+  // peers, which then write those payloads there instead of into the ring.
+  bool rdma_placement = true;
   // Raised when set-up must stop waiting (a rank left the rendezvous).
   std::shared_ptr<const std::atomic<bool>> setup_cancelled;
 };
@@ -78,6 +81,9 @@ class Transport {
   bool uses_shared_memory(int peer) const;
   // What carries frames to `peer`: "shm", "rdma" or "tcp".
   const std::string& link_to(int peer) const { return link_of_peer_[peer]; }
+  // Payload bytes of the last plan run that peers placed straight into
+  // this rank's buffers (RDMA lanes; none was copied out of a ring).
+  uint64_t placed_bytes() const { return placed_bytes_; }
   // What carries this rank's frames: "tcp", "shm", "rdma" or a '+'-joined
   // mix ("shm+tcp") in that order.
   std::string link_summary() const;
@@ -151,6 +157,16 @@ class Transport {
   bool arm_lanes();
   // Posts and takes what mail it can; true when some moved.
   bool exchange_mail(const MailExchange& x);
+  // Placements: at a collective plan's start, registers and offers the
+  // destinations of its receives from RDMA peers that are not reduced and
+  // hold at least kRmaLendMinBytes (not while staged input is still being
+  // copied: a placed write could land before the copy of that range).
+  void offer_placements(Plan& plan);
+  void take_placement_offers(Connection& c);  // a placement frame read on `c`
+  // The offer for send task `t`, if its receiver made one of its size.
+  bool take_placement(const Task& t, RemoteRegion* to);
+  // Deregisters what offer_placements registered; drops offers of this plan.
+  void withdraw_placements();
   void enqueue_send(int task);
   void complete(int task);
   // Completes a lane's sends whose lent payload its ring has let go of.
@@ -218,6 +234,13 @@ class Transport {
   std::vector<pollfd> poll_fds_;  // reused by every run
   std::vector<Connection*> polled_;
   std::unordered_map<Key, int, KeyHash> receives_;
+  // Placements (RDMA lanes): which of the plan's receives this rank offered
+  // (by task), the memory it registered for them, the bytes that landed
+  // placed; and the peers' offers not used yet (Key.peer: the receiver).
+  std::vector<char> offered_;
+  std::vector<std::pair<const void*, uint64_t>> offered_memory_;
+  uint64_t placed_bytes_ = 0;
+  std::unordered_map<Key, RemoteRegion, KeyHash> placements_;
   // The timeout's job-wide view: peers' answers and whom this rank told.
   std::vector<WaitState> peer_waits_;
   std::vector<bool> status_sent_;

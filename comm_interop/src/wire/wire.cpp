@@ -82,11 +82,14 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
   if (computed_crc != stored_crc) corrupt("frame header: header CRC32C mismatch");
   FrameHeader h;
   uint8_t kind = r.u8("kind");
-  if (kind < 1 || kind > 5) corrupt("frame header: unknown kind " + std::to_string(kind));
+  if (kind < 1 || kind > 6) corrupt("frame header: unknown kind " + std::to_string(kind));
   h.kind = static_cast<FrameKind>(kind);
   h.flags = r.u16("flags");
-  if ((h.flags & ~uint16_t{kFlagPayloadCrc}) != 0) {
+  if ((h.flags & ~uint16_t{kFlagPayloadCrc | kFlagPlaced}) != 0) {
     corrupt("frame header: unknown flags " + std::to_string(h.flags));
+  }
+  if ((h.flags & kFlagPlaced) && h.kind != FrameKind::kCollective) {
+    corrupt("frame header: only a collective frame's payload is placed");
   }
   h.seq = r.u64("seq");
   h.step = r.u32("step");
@@ -124,11 +127,47 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
                                         h.step != uint32_t(WaitingIn::kPointToPoint)))) {
     corrupt("frame header: a status frame carries no payload, and says where its sender waits");
   }
+  if (h.kind == FrameKind::kPlacement &&
+      (h.step != 0 || h.chunk != 0 || h.payload_bytes == 0 ||
+       h.payload_bytes % kPlacementOfferBytes != 0 ||
+       h.payload_bytes > kMaxPlacementOffers * kPlacementOfferBytes)) {
+    corrupt("frame header: a placement frame carries 1 to " + std::to_string(kMaxPlacementOffers) +
+            " offers of " + std::to_string(kPlacementOfferBytes) + " bytes, not " +
+            std::to_string(h.payload_bytes) + " bytes");
+  }
   if (h.source_rank != expected_source) {
     corrupt("frame header: claims to come from rank " + std::to_string(h.source_rank) +
             " on the connection of rank " + std::to_string(expected_source));
   }
   return h;
+}
+
+std::vector<uint8_t> encode_placement_offers(std::span<const PlacementOffer> offers) {
+  ByteWriter w;
+  for (const PlacementOffer& o : offers) {
+    w.u32(o.step);
+    w.u32(o.chunk);
+    write_region(w, o.region);
+  }
+  return std::move(w.bytes());
+}
+
+std::vector<PlacementOffer> parse_placement_offers(std::span<const uint8_t> bytes) {
+  if (bytes.empty() || bytes.size() % kPlacementOfferBytes != 0 ||
+      bytes.size() > kMaxPlacementOffers * kPlacementOfferBytes) {
+    corrupt("placement offers: " + std::to_string(bytes.size()) + " bytes");
+  }
+  ByteReader r(bytes, "placement offers");
+  std::vector<PlacementOffer> offers(bytes.size() / kPlacementOfferBytes);
+  for (PlacementOffer& o : offers) {
+    o.step = r.u32("step");
+    o.chunk = r.u32("chunk");
+    o.region = read_region(r, "placement region");
+    if (o.region.size == 0 || o.region.size > kMaxFramePayload) {
+      corrupt("placement offers: a region of " + std::to_string(o.region.size) + " bytes");
+    }
+  }
+  return offers;
 }
 
 std::vector<uint8_t> encode_shm_offer(const ShmOffer& o) {

@@ -16,8 +16,8 @@
 namespace polychip::comm {
 
 // 3: status frames (kind 5); 4: RDMA offers; 5: shm mailboxes; 6: all-gathers
-// through the mailboxes too.
-inline constexpr uint8_t kWireVersion = 6;
+// through the mailboxes too; 7: placements on RDMA lanes (kind 6, flag 2).
+inline constexpr uint8_t kWireVersion = 7;
 inline constexpr uint32_t kFrameMagic = 0x314d4350;      // "PCM1"
 inline constexpr uint32_t kHelloMagic = 0x31484350;      // "PCH1"
 inline constexpr uint32_t kChallengeMagic = 0x31434350;  // "PCC1"
@@ -32,11 +32,14 @@ enum class FrameKind : uint8_t {
   kAbort = 3,         // payload = UTF-8 reason; the sender is giving up
   kDoorbell = 4,      // no payload: new bytes or free space in a shared-memory ring
   kStatus = 5,        // no payload: where the sender waits (a timeout's job-wide view)
+  kPlacement = 6,     // payload = PlacementOffers of collective `seq` (RDMA lanes)
 };
 // The `step` of a status frame: what the sender is waiting in.
 enum class WaitingIn : uint32_t { kCollective = 1, kPointToPoint = 2 };
 
-enum FrameFlags : uint16_t { kFlagPayloadCrc = 1 };
+// kFlagPlaced (collective frames on an RDMA lane): the payload was written
+// straight into the buffer the receiver offered for it; none follows.
+enum FrameFlags : uint16_t { kFlagPayloadCrc = 1, kFlagPlaced = 2 };
 
 // The user's call a collective frame belongs to. Every rank must make the
 // same calls in the same order; a frame whose call differs from the
@@ -70,6 +73,21 @@ void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]);
 // Validates magic, version, kind, flags, header CRC, payload size and that
 // the source is `expected_source`.
 FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected_source);
+
+// A receiver's offer of a collective frame's destination on an RDMA lane:
+// the sender may write the payload of frame (seq, step, chunk) there
+// instead of into the ring. A placement frame (kind 6) carries 1 to
+// kMaxPlacementOffers of them for the collective its header's seq names.
+struct PlacementOffer {
+  uint32_t step = 0;
+  uint32_t chunk = 0;
+  RemoteRegion region;
+};
+inline constexpr size_t kPlacementOfferBytes = 8 + kRemoteRegionBytes;
+inline constexpr size_t kMaxPlacementOffers = 128;
+std::vector<uint8_t> encode_placement_offers(std::span<const PlacementOffer> offers);
+// Validates the count and each region's size (1 .. kMaxFramePayload).
+std::vector<PlacementOffer> parse_placement_offers(std::span<const uint8_t> bytes);
 
 // Handshake: connector -> Hello; acceptor -> Challenge (its nonce and its
 // proof); connector -> Response (its proof). Both proofs are HMACs over the

@@ -33,6 +33,10 @@ struct CommConfig {
   std::string transport = "auto";
   // POLYCHIP_COMM_SHM_BYTES: shared-memory and RDMA ring per direction and peer
   uint64_t shm_ring_bytes = 1 << 20;
+  // POLYCHIP_COMM_RDMA_PLACEMENT=0: RDMA peers write every payload into the
+  // receiver's ring, none straight into the buffer it is meant for (which
+  // saves the receiver a copy out of the ring per byte).
+  bool rdma_placement = true;
   // POLYCHIP_COMM_STAGING: auto (overlap where the device copies on an
   // engine of its own, POLYCHIP_CAP_COPY_ENGINE) | overlap (device buffers
   // of adapters with async copies stream through the all-reduce) | whole

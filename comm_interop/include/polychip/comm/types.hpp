@@ -82,6 +82,9 @@ struct CallRecord {
   // collective was still running.
   uint64_t staged_input_pieces = 0;
   uint64_t early_output_bytes = 0;
+  // Payload bytes RDMA peers wrote straight into this rank's buffers (or
+  // staging), none copied out of a ring (docs/comm.md "Placements").
+  uint64_t placed_bytes = 0;
 };
 
 }  // namespace polychip::comm

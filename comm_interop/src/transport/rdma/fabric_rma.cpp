@@ -203,13 +203,26 @@ uint64_t FabricRma::add_peer(const std::vector<uint8_t>& address) {
   return peer;
 }
 
+namespace {
+
+// [data, data + size) inside a registration that may hold more: what a peer
+// writes there (its address shifts likewise whether it is a virtual address
+// or an offset).
+RemoteRegion part_of(const RemoteRegion& whole, uintptr_t whole_begin, const void* data,
+                     uint64_t size) {
+  return {whole.address + (reinterpret_cast<uintptr_t>(data) - whole_begin), whole.key, size};
+}
+
+}  // namespace
+
 RemoteRegion FabricRma::register_memory(void* data, uint64_t size) {
-  return registration_for(data, size).region;
+  return register_memory(data, size, POLYCHIP_MEMORY_INTERFACE_SYSTEM, 0);
 }
 
 RemoteRegion FabricRma::register_memory(void* data, uint64_t size, polychip_memory_interface where,
                                         int device) {
-  return registration_for(data, size, where, device).region;
+  const Registration& r = registration_for(data, size, where, device);
+  return part_of(r.region, r.begin, data, size);
 }
 
 bool FabricRma::can_register(polychip_memory_interface where) const {
@@ -290,6 +303,7 @@ const FabricRma::Registration& FabricRma::registration_for(const void* data, uin
     if (range.first <= begin && begin - range.first + size <= range.second) return r;
   }
   Registration r;
+  r.begin = begin;
   r.mr = register_region(data, size,
                          FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
                          where, device);

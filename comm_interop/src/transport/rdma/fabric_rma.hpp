@@ -70,8 +70,9 @@ class FabricRma {
   uint64_t add_peer(const std::vector<uint8_t>& address);
 
   // Registers [data, data + size) for local use and remote writes; cached, so
-  // registering the same region again is free. The registration lives until
-  // the endpoint is destroyed.
+  // registering the same region again, or part of it, is free (the region
+  // returned is always exactly the range asked for). The registration lives
+  // until the endpoint is destroyed or deregister_memory ends it.
   RemoteRegion register_memory(void* data, uint64_t size);
   // The same for memory an adapter exported (adapter ABI 1.1's
   // memory_export, polychip::Buffer::network_export): system memory, or a
@@ -134,7 +135,8 @@ class FabricRma {
  private:
   struct Registration {
     fid_mr* mr = nullptr;
-    RemoteRegion region;
+    uintptr_t begin = 0;  // of the registered range
+    RemoteRegion region;  // all of it
   };
   struct ReceiveSlot;
   struct WriteSlot;

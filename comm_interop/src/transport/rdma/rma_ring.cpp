@@ -9,12 +9,13 @@
 namespace polychip::comm {
 namespace {
 
-constexpr uint64_t kCountBits = 19;
-constexpr uint64_t kMaxCount = (uint64_t{1} << kCountBits) - 1;
-constexpr uint64_t kCreditBit = uint64_t{1} << kCountBits;
-constexpr uint64_t kSeqShift = kCountBits + 1;
+constexpr uint64_t kCountBits = 18;  // the count minus one
+constexpr uint64_t kMaxCount = uint64_t{1} << kCountBits;
+constexpr uint64_t kKindShift = kCountBits;
+constexpr uint64_t kSeqShift = kKindShift + 2;
 constexpr uint64_t kRankShift = kSeqShift + 2;
 constexpr uint64_t kBoxBytes = 64;
+static_assert(kRmaMaxWriteBytes <= kMaxCount);
 
 uint8_t* allocate_registrable(uint64_t bytes) {
   void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
@@ -28,12 +29,13 @@ uint8_t* allocate_registrable(uint64_t bytes) {
 }  // namespace
 
 uint64_t encode_rma_notice(const RmaNotice& n) {
-  if (n.rank < 0 || n.rank >= kRmaMaxRanks || n.bytes > kMaxCount || n.seq >= kRmaWritesInFlight) {
+  if (n.rank < 0 || n.rank >= kRmaMaxRanks || n.bytes == 0 || n.bytes > kMaxCount ||
+      n.seq >= kRmaWritesInFlight || n.kind > RmaNoticeKind::kPlaced) {
     throw_error(StatusCode::kInternal, "RDMA notice out of range: rank " + std::to_string(n.rank) +
                                            ", " + std::to_string(n.bytes) + " bytes");
   }
   return uint64_t(n.rank) << kRankShift | uint64_t(n.seq) << kSeqShift |
-         (n.credit ? kCreditBit : 0) | n.bytes;
+         uint64_t(n.kind) << kKindShift | (n.bytes - 1);
 }
 
 RmaNotice decode_rma_notice(uint64_t immediate) {
@@ -41,8 +43,13 @@ RmaNotice decode_rma_notice(uint64_t immediate) {
     throw_error(StatusCode::kDataCorruption,
                 "RDMA notice " + std::to_string(immediate) + " has bits above its 32");
   }
-  return {static_cast<int>(immediate >> kRankShift), (immediate & kCreditBit) != 0,
-          static_cast<uint32_t>(immediate & kMaxCount),
+  const uint64_t kind = immediate >> kKindShift & 3;
+  if (kind > uint64_t(RmaNoticeKind::kPlaced)) {
+    throw_error(StatusCode::kDataCorruption, "RDMA notice " + std::to_string(immediate) +
+                                                 " is of no kind (" + std::to_string(kind) + ")");
+  }
+  return {static_cast<int>(immediate >> kRankShift), static_cast<RmaNoticeKind>(kind),
+          static_cast<uint32_t>((immediate & (kMaxCount - 1)) + 1),
           static_cast<uint32_t>(immediate >> kSeqShift & (kRmaWritesInFlight - 1))};
 }
 
@@ -69,17 +76,18 @@ bool RmaEndpoint::progress() {
   WriteNotice notice;
   while (fabric_->next_notice(&notice)) {
     const RmaNotice n = decode_rma_notice(notice.data);
+    const bool credit = n.kind == RmaNoticeKind::kCredit;
     RmaRing* ring = n.rank < static_cast<int>(receivers_.size())
-                        ? (n.credit ? senders_[n.rank] : receivers_[n.rank])
+                        ? (credit ? senders_[n.rank] : receivers_[n.rank])
                         : nullptr;
     if (!ring) {
       throw_error(StatusCode::kDataCorruption, "RDMA notice from rank " + std::to_string(n.rank) +
                                                    ", which has no lane to this rank");
     }
-    if (n.credit)
+    if (credit)
       ring->credited(n.bytes);
     else
-      ring->landed(n.bytes, n.seq);
+      ring->landed(n.bytes, n.seq, n.kind == RmaNoticeKind::kPlaced);
     any = true;
   }
   return any;
@@ -113,6 +121,7 @@ std::unique_ptr<RmaRing> RmaRing::sender(RmaEndpoint& endpoint, uint64_t capacit
 
 RmaRing::~RmaRing() {
   for (Run& run : runs_) endpoint_.fabric().end_lent(run.lent);
+  for (Placement& p : placements_) endpoint_.fabric().end_lent(p.lent);
   endpoint_.fabric().deregister_memory(memory_, capacity_ + kBoxBytes);
   std::free(memory_);
 }
@@ -123,10 +132,16 @@ void RmaRing::connect(uint64_t peer_handle, const RemoteRegion& peer_region) {
   connected_ = true;
 }
 
-void RmaRing::landed(uint32_t bytes, uint32_t seq) {
-  if (!is_receiver_ || head_ + bytes - tail_ > capacity_) {
+void RmaRing::landed(uint32_t bytes, uint32_t seq, bool placed) {
+  if (!is_receiver_ || (!placed && head_ + bytes - tail_ > capacity_)) {
     throw_error(StatusCode::kDataCorruption, "RDMA lane: the peer wrote " + std::to_string(bytes) +
                                                  " bytes past the ring's free space");
+  }
+  if (placed && placed_head_ + bytes > placed_allowed_) {
+    throw_error(StatusCode::kDataCorruption,
+                "RDMA lane: the peer placed " + std::to_string(placed_head_ + bytes) +
+                    " bytes in all, more than the " + std::to_string(placed_allowed_) +
+                    " this rank offered");
   }
   if (seq != next_seq_) {
     throw_error(StatusCode::kDataCorruption,
@@ -135,7 +150,7 @@ void RmaRing::landed(uint32_t bytes, uint32_t seq) {
                     " was due (the provider reorders writes; use POLYCHIP_COMM_TRANSPORT=tcp)");
   }
   next_seq_ = (next_seq_ + 1) % kRmaWritesInFlight;
-  head_ += bytes;
+  (placed ? placed_head_ : head_) += bytes;
 }
 
 void RmaRing::credited(uint32_t bytes) {
@@ -154,7 +169,16 @@ bool RmaRing::post_staged() {
     // Data that did not land ends the lane; the TCP connection usually
     // says why first (the peer left).
     if (!w.completion.error.empty()) throw_error(StatusCode::kUnavailable, w.completion.error);
-    written_ += w.bytes;
+    if (w.placed) {
+      placements_.front().written += w.bytes;
+      placed_written_ += w.bytes;
+      if (placements_.front().written == placements_.front().bytes) {
+        endpoint_.fabric().end_lent(placements_.front().lent);
+        placements_.pop_front();
+      }
+    } else {
+      written_ += w.bytes;
+    }
     first_ = (first_ + 1) % kRmaWritesInFlight;
     --in_flight_;
   }
@@ -169,17 +193,36 @@ bool RmaRing::post_staged() {
     const uint64_t at = posted_ & (capacity_ - 1);
     const uint64_t n = std::min({run->end - posted_, capacity_ - at, kRmaMaxWriteBytes});
     const uint8_t* from = run->source ? run->source + (posted_ - run->begin) : memory_ + at;
-    const uint64_t immediate =
-        encode_rma_notice({endpoint_.rank(), false, static_cast<uint32_t>(n), next_seq_});
+    const uint64_t immediate = encode_rma_notice(
+        {endpoint_.rank(), RmaNoticeKind::kData, static_cast<uint32_t>(n), next_seq_});
     Write& w = writes_[(first_ + in_flight_) % kRmaWritesInFlight];
     if (!endpoint_.fabric().post_write(peer_, from, n, peer_region_, at, immediate, &w.completion,
                                        run->source ? &run->lent : nullptr))
-      break;
+      return posted;
     w.bytes = n;
+    w.placed = false;
     posted_ += n;
     ++in_flight_;
     next_seq_ = (next_seq_ + 1) % kRmaWritesInFlight;
     posted = true;
+  }
+  // Placements after the ring's bytes: a placed payload follows its header.
+  for (Placement& p : placements_) {
+    while (in_flight_ < kRmaWritesInFlight && p.posted < p.bytes) {
+      const uint64_t n = std::min(p.bytes - p.posted, kRmaMaxWriteBytes);
+      const uint64_t immediate = encode_rma_notice(
+          {endpoint_.rank(), RmaNoticeKind::kPlaced, static_cast<uint32_t>(n), next_seq_});
+      Write& w = writes_[(first_ + in_flight_) % kRmaWritesInFlight];
+      if (!endpoint_.fabric().post_write(peer_, p.source + p.posted, n, p.to, p.posted, immediate,
+                                         &w.completion, &p.lent))
+        return posted;
+      w.bytes = n;
+      w.placed = true;
+      p.posted += n;
+      ++in_flight_;
+      next_seq_ = (next_seq_ + 1) % kRmaWritesInFlight;
+      posted = true;
+    }
   }
   return posted;
 }
@@ -191,7 +234,8 @@ bool RmaRing::post_credit() {
   const uint64_t owed = tail_ - credited_;
   if (in_flight_ > 0 || owed == 0 || (owed < capacity_ / 4 && tail_ != head_)) return false;
   const uint64_t n = std::min(owed, kMaxCount);
-  const uint64_t immediate = encode_rma_notice({endpoint_.rank(), true, static_cast<uint32_t>(n)});
+  const uint64_t immediate =
+      encode_rma_notice({endpoint_.rank(), RmaNoticeKind::kCredit, static_cast<uint32_t>(n)});
   if (!endpoint_.fabric().post_write(peer_, memory_ + box_, sizeof(uint64_t), peer_region_, 0,
                                      immediate, &writes_[0].completion))
     return false;
@@ -210,7 +254,7 @@ bool RmaRing::drained() const {
   // A credit in flight is left to complete on its own (the peer may have
   // left already, its collective done).
   if (is_receiver_) return tail_ == credited_ || tail_ != head_ || in_flight_ > 0;
-  return in_flight_ == 0 && written_ == staged_;
+  return in_flight_ == 0 && written_ == staged_ && placements_.empty();
 }
 
 uint64_t RmaRing::write(const void* data, uint64_t size) {
@@ -238,6 +282,17 @@ uint64_t RmaRing::lend(const void* data, uint64_t size) {
   staged_ += n;
   post_staged();
   return n;
+}
+
+void RmaRing::place(const void* data, uint64_t size, const RemoteRegion& to) {
+  if (size == 0 || size > to.size) {
+    throw_error(StatusCode::kInvalidArgument, "RDMA lane: placing " + std::to_string(size) +
+                                                  " bytes into an offered region of " +
+                                                  std::to_string(to.size));
+  }
+  placements_.push_back({static_cast<const uint8_t*>(data), size, 0, 0, to,
+                         endpoint_.fabric().lend_memory(data, size)});
+  post_staged();
 }
 
 uint64_t RmaRing::lent_in_use() const {

@@ -10,9 +10,16 @@
 // per lane are in flight; each carries a 2-bit sequence number, so a provider
 // that lands them out of order is caught (DATA_CORRUPTION) instead of believed.
 //
+// A placement (docs/comm.md "Placements") skips the ring: the receiver
+// offered a receive's own buffer for a frame whose payload it does not
+// reduce, and the sender writes that payload straight there (place()), so
+// the receiver copies nothing out of its ring; the frame's header, still in
+// the ring, says so. Those writes share the sequence numbers, and their
+// notices say how many placed bytes landed.
+//
 // Immediate data is 32 bits (verbs carries no more): the writer's rank (10
-// bits), the sequence number (2 bits), whether it is a credit (1 bit), and a
-// byte count (19 bits).
+// bits), the sequence number (2 bits), the kind (2 bits: into the ring, a
+// credit, placed) and the byte count minus one (18 bits).
 #pragma once
 
 #include <array>
@@ -28,16 +35,17 @@ namespace polychip::comm {
 
 inline constexpr int kRmaMaxRanks = 1 << 10;
 inline constexpr size_t kRmaWritesInFlight = 4;            // the sequence number's range
-inline constexpr uint64_t kRmaMaxWriteBytes = 256 * 1024;  // < 2^19, the count's range
+inline constexpr uint64_t kRmaMaxWriteBytes = 256 * 1024;  // 2^18: the count's range
 // Below this a payload is copied into the mirror: a registration per loan
 // costs more than the copy of a few pages.
 inline constexpr uint64_t kRmaLendMinBytes = 64 * 1024;
 
+enum class RmaNoticeKind : uint8_t { kData = 0, kCredit = 1, kPlaced = 2 };
 struct RmaNotice {
   int rank = 0;
-  bool credit = false;
-  uint32_t bytes = 0;
-  uint32_t seq = 0;  // data writes: their number modulo kRmaWritesInFlight
+  RmaNoticeKind kind = RmaNoticeKind::kData;
+  uint32_t bytes = 1;  // 1 .. kRmaMaxWriteBytes
+  uint32_t seq = 0;    // data and placed writes: their number modulo kRmaWritesInFlight
 };
 uint64_t encode_rma_notice(const RmaNotice& n);
 RmaNotice decode_rma_notice(uint64_t immediate);
@@ -82,6 +90,18 @@ class RmaRing final : public ByteRing {
   uint64_t write(const void* data, uint64_t size) override;
   uint64_t lend(const void* data, uint64_t size) override;
   uint64_t lent_in_use() const override;
+
+  // Sender: writes all `size` bytes of `data` into the peer's offered
+  // region `to`, not into its ring, from the caller's memory (a loan, as
+  // lend()'s). The caller leaves them unchanged until placed_written()
+  // counts them.
+  void place(const void* data, uint64_t size, const RemoteRegion& to);
+  // Sender: bytes ever handed to place() whose writes completed.
+  uint64_t placed_written() const { return placed_written_; }
+  // Receiver: placed bytes ever landed, and the most that may land: the
+  // transport allows what it offered, so a notice beyond it is refused.
+  uint64_t placed_landed() const { return placed_head_; }
+  void allow_placed(uint64_t bytes) { placed_allowed_ += bytes; }
   uint64_t peek(const uint8_t** data) override;
   void consume(uint64_t bytes) override;
   bool arm_reader() override;
@@ -96,8 +116,8 @@ class RmaRing final : public ByteRing {
  private:
   friend class RmaEndpoint;
   RmaRing(RmaEndpoint& endpoint, uint64_t capacity, bool is_receiver);
-  void landed(uint32_t bytes, uint32_t seq);  // receiver: a data notice
-  void credited(uint32_t bytes);              // sender: a credit notice
+  void landed(uint32_t bytes, uint32_t seq, bool placed);  // receiver: a data notice
+  void credited(uint32_t bytes);                           // sender: a credit notice
   // Sender: retires completed writes and posts staged bytes while fewer
   // than kRmaWritesInFlight are in flight.
   bool post_staged();
@@ -128,9 +148,21 @@ class RmaRing final : public ByteRing {
     FabricRma::LentMemory lent;
   };
   std::deque<Run> runs_;
+  // Placements not yet fully posted, and those posted and not yet
+  // completed, in order; the loan ends with the last write.
+  struct Placement {
+    const uint8_t* source = nullptr;
+    uint64_t bytes = 0, posted = 0, written = 0;
+    RemoteRegion to;
+    FabricRma::LentMemory lent;
+  };
+  std::deque<Placement> placements_;
+  uint64_t placed_written_ = 0;
+  uint64_t placed_head_ = 0, placed_allowed_ = 0;
   // Writes in flight, oldest first (the receiver's one credit uses slot 0).
   struct Write {
     uint64_t bytes = 0;
+    bool placed = false;
     WriteCompletion completion;
   };
   std::array<Write, kRmaWritesInFlight> writes_;
