@@ -546,11 +546,17 @@ void Transport::ring_doorbell(Connection& lane) {
   if (tcp.closed || !tcp.fd.valid()) return;  // its loss is reported by the read side
   FrameHeader h;
   h.kind = FrameKind::kDoorbell;
+  send_control(tcp, h);
+}
+
+void Transport::send_control(Connection& c, FrameHeader h, std::span<const uint8_t> payload) {
   h.source_rank = static_cast<uint32_t>(rank_);
+  h.payload_bytes = payload.size();
   uint8_t header[kFrameHeaderSize];
   encode_frame_header(h, header);
-  tcp.control_out.append(reinterpret_cast<const char*>(header), kFrameHeaderSize);
-  flush_control(tcp);
+  c.control_out.append(reinterpret_cast<const char*>(header), kFrameHeaderSize);
+  c.control_out.append(reinterpret_cast<const char*>(payload.data()), payload.size());
+  flush_control(c);
 }
 
 void Transport::flush_control(Connection& c) {
@@ -812,28 +818,19 @@ void Transport::offer_placements(Plan& plan) {
     Connection& link = connection_for(t);
     if (!link.rma_rx) continue;
     const RemoteRegion region = rma_->fabric().register_memory(t.data, t.bytes);
-    offered_memory_.emplace_back(t.data, t.bytes);
     offered_[i] = 1;
     link.rma_rx->allow_placed(t.bytes);
     offers[t.peer].push_back({t.step, t.chunk, region});
   }
   for (const auto& [peer, list] : offers) {
-    Connection& tcp = *lane_of_peer_[peer]->doorbell;
     for (size_t first = 0; first < list.size(); first += kMaxPlacementOffers) {
       const size_t n = std::min(kMaxPlacementOffers, list.size() - first);
-      const std::vector<uint8_t> payload =
-          encode_placement_offers(std::span(list).subspan(first, n));
       FrameHeader h;
       h.kind = FrameKind::kPlacement;
       h.seq = plan.seq();
-      h.payload_bytes = payload.size();
-      h.source_rank = static_cast<uint32_t>(rank_);
-      uint8_t header[kFrameHeaderSize];
-      encode_frame_header(h, header);
-      tcp.control_out.append(reinterpret_cast<const char*>(header), kFrameHeaderSize);
-      tcp.control_out.append(reinterpret_cast<const char*>(payload.data()), payload.size());
+      send_control(*lane_of_peer_[peer]->doorbell, h,
+                   encode_placement_offers(std::span(list).subspan(first, n)));
     }
-    flush_control(tcp);
   }
 }
 
@@ -871,8 +868,11 @@ bool Transport::take_placement(const Task& t, RemoteRegion* to) {
 }
 
 void Transport::withdraw_placements() {
-  for (const auto& [data, bytes] : offered_memory_) rma_->fabric().deregister_memory(data, bytes);
-  offered_memory_.clear();
+  for (size_t i = 0; i < offered_.size(); ++i) {
+    const Task& t = plan_->tasks()[i];
+    if (offered_[i]) rma_->fabric().deregister_memory(t.data, t.bytes);
+  }
+  offered_.clear();
   if (plan_ && plan_->kind() == FrameKind::kCollective && !placements_.empty()) {
     std::erase_if(placements_, [seq = plan_->seq()](const auto& p) { return p.first.seq <= seq; });
   }
@@ -1265,11 +1265,7 @@ void Transport::send_status(int peer) {
     h.step = static_cast<uint32_t>(w.in);
     h.seq = w.seq;
     h.call = w.call;
-    h.source_rank = static_cast<uint32_t>(rank_);
-    uint8_t header[kFrameHeaderSize];
-    encode_frame_header(h, header);
-    c->control_out.append(reinterpret_cast<const char*>(header), kFrameHeaderSize);
-    flush_control(*c);
+    send_control(*c, h);
     return;
   }
 }

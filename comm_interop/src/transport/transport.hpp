@@ -14,6 +14,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -144,6 +145,9 @@ class Transport {
   bool reduce_from_ring(Connection& c, Task& t);
   void ring_doorbell(Connection& lane);
   void flush_control(Connection& c);
+  // Queues a frame that carries no task (doorbell, status, placement offers)
+  // on TCP connection `c`, between its frames, and sends what it can.
+  void send_control(Connection& c, FrameHeader h, std::span<const uint8_t> payload = {});
   // Moves what it can on every shared-memory link; true when bytes moved.
   bool pump_lanes();
   // Progresses a lane's rings; true when bytes moved. A write the provider
@@ -234,11 +238,11 @@ class Transport {
   std::vector<pollfd> poll_fds_;  // reused by every run
   std::vector<Connection*> polled_;
   std::unordered_map<Key, int, KeyHash> receives_;
-  // Placements (RDMA lanes): which of the plan's receives this rank offered
-  // (by task), the memory it registered for them, the bytes that landed
-  // placed; and the peers' offers not used yet (Key.peer: the receiver).
+  // Placements (RDMA lanes): which of the running plan's receives this rank
+  // offered, by task (their memory is registered until withdrawn), the bytes
+  // that landed placed; and the peers' offers not used yet (Key.peer: the
+  // receiver).
   std::vector<char> offered_;
-  std::vector<std::pair<const void*, uint64_t>> offered_memory_;
   uint64_t placed_bytes_ = 0;
   std::unordered_map<Key, RemoteRegion, KeyHash> placements_;
   // The timeout's job-wide view: peers' answers and whom this rank told.

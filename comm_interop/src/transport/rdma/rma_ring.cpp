@@ -193,38 +193,37 @@ bool RmaRing::post_staged() {
     const uint64_t at = posted_ & (capacity_ - 1);
     const uint64_t n = std::min({run->end - posted_, capacity_ - at, kRmaMaxWriteBytes});
     const uint8_t* from = run->source ? run->source + (posted_ - run->begin) : memory_ + at;
-    const uint64_t immediate = encode_rma_notice(
-        {endpoint_.rank(), RmaNoticeKind::kData, static_cast<uint32_t>(n), next_seq_});
-    Write& w = writes_[(first_ + in_flight_) % kRmaWritesInFlight];
-    if (!endpoint_.fabric().post_write(peer_, from, n, peer_region_, at, immediate, &w.completion,
-                                       run->source ? &run->lent : nullptr))
+    if (!post_write(from, n, peer_region_, at, run->source ? &run->lent : nullptr, false))
       return posted;
-    w.bytes = n;
-    w.placed = false;
     posted_ += n;
-    ++in_flight_;
-    next_seq_ = (next_seq_ + 1) % kRmaWritesInFlight;
     posted = true;
   }
   // Placements after the ring's bytes: a placed payload follows its header.
   for (Placement& p : placements_) {
     while (in_flight_ < kRmaWritesInFlight && p.posted < p.bytes) {
       const uint64_t n = std::min(p.bytes - p.posted, kRmaMaxWriteBytes);
-      const uint64_t immediate = encode_rma_notice(
-          {endpoint_.rank(), RmaNoticeKind::kPlaced, static_cast<uint32_t>(n), next_seq_});
-      Write& w = writes_[(first_ + in_flight_) % kRmaWritesInFlight];
-      if (!endpoint_.fabric().post_write(peer_, p.source + p.posted, n, p.to, p.posted, immediate,
-                                         &w.completion, &p.lent))
-        return posted;
-      w.bytes = n;
-      w.placed = true;
+      if (!post_write(p.source + p.posted, n, p.to, p.posted, &p.lent, true)) return posted;
       p.posted += n;
-      ++in_flight_;
-      next_seq_ = (next_seq_ + 1) % kRmaWritesInFlight;
       posted = true;
     }
   }
   return posted;
+}
+
+bool RmaRing::post_write(const uint8_t* from, uint64_t bytes, const RemoteRegion& to,
+                         uint64_t offset, const FabricRma::LentMemory* lent, bool placed) {
+  const uint64_t immediate =
+      encode_rma_notice({endpoint_.rank(), placed ? RmaNoticeKind::kPlaced : RmaNoticeKind::kData,
+                         static_cast<uint32_t>(bytes), next_seq_});
+  Write& w = writes_[(first_ + in_flight_) % kRmaWritesInFlight];
+  if (!endpoint_.fabric().post_write(peer_, from, bytes, to, offset, immediate, &w.completion,
+                                     lent))
+    return false;
+  w.bytes = bytes;
+  w.placed = placed;
+  ++in_flight_;
+  next_seq_ = (next_seq_ + 1) % kRmaWritesInFlight;
+  return true;
 }
 
 bool RmaRing::post_credit() {

@@ -121,6 +121,10 @@ class RmaRing final : public ByteRing {
   // Sender: retires completed writes and posts staged bytes while fewer
   // than kRmaWritesInFlight are in flight.
   bool post_staged();
+  // Sender: posts one write of the stream (into the ring at `offset`, or
+  // placed) as the next in flight; false when the provider is full.
+  bool post_write(const uint8_t* from, uint64_t bytes, const RemoteRegion& to, uint64_t offset,
+                  const FabricRma::LentMemory* lent, bool placed);
   // Receiver: hands consumed space back once enough piled up or the ring emptied.
   bool post_credit();
   // Sender: bytes of the peer's ring not staged into and not owed back.
