@@ -23,10 +23,11 @@ class KernelParams {
   KernelParams(const KernelParams&) = delete;
   KernelParams& operator=(const KernelParams&) = delete;
 
-  template <typename T>
-  KernelParams& add(const T& value) {
-    static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are copied bytewise");
-    append(&value, sizeof(T), alignof(T));
+  // Appends the arguments in order.
+  template <typename... T>
+  KernelParams& add(const T&... values) {
+    static_assert((std::is_trivially_copyable_v<T> && ...), "kernel arguments are copied bytewise");
+    (append(&values, sizeof(T), alignof(T)), ...);
     return *this;
   }
 

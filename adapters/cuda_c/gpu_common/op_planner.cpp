@@ -73,24 +73,20 @@ void Planner::elementwise() {
   const int approximate = static_cast<int>(i(attr::kGeluApproximate));
   switch (e.family) {
     case Family::kUnary:
-      launch(0, g).add(desc(0)).add(desc(1)).add(n).add(e.opcode).add(approximate);
+      launch(0, g).add(desc(0), desc(1), n, e.opcode, approximate);
       break;
     case Family::kUnaryBackward:
-      launch(0, g).add(desc(0)).add(desc(1)).add(desc(2)).add(n).add(e.opcode).add(approximate);
+      launch(0, g).add(desc(0), desc(1), desc(2), n, e.opcode, approximate);
       break;
     case Family::kBinary:
-      launch(0, g).add(desc(0)).add(desc(1)).add(desc(2)).add(n).add(e.opcode);
+      launch(0, g).add(desc(0), desc(1), desc(2), n, e.opcode);
       break;
     case Family::kFill:
-      launch(0, g).add(desc(0)).add(n).add(f(attr::kFillValue));
+      launch(0, g).add(desc(0), n, f(attr::kFillValue));
       break;
     case Family::kCast:
-      launch(0, g)
-          .add(desc(0))
-          .add(static_cast<int>(t(0).dtype))
-          .add(desc(1))
-          .add(static_cast<int>(t(1).dtype))
-          .add(n);
+      launch(0, g).add(desc(0), static_cast<int>(t(0).dtype), desc(1), static_cast<int>(t(1).dtype),
+                       n);
       break;
     default:
       break;
@@ -100,7 +96,7 @@ void Planner::elementwise() {
 void Planner::reduction() {
   const int axis = normalized_axis(r_.attrs, t(0).rank);
   const ll rows = element_count(t(1));
-  auto& p = launch(0, row_geometry(rows)).add(desc(0)).add(desc(1)).add(rows).add(axis);
+  auto& p = launch(0, row_geometry(rows)).add(desc(0), desc(1), rows, axis);
   if (r_.entry->family == Family::kArgmax)
     p.add(index_is_64());
   else
@@ -116,10 +112,9 @@ void Planner::softmax() {
   const ll len = x.shape[axis], rows = outer * inner;
   const LaunchGeometry g = len == 0 ? row_geometry(0) : row_geometry(rows);
   if (r_.entry->family == Family::kSoftmax)
-    launch(0, g).add(addr(0)).add(addr(1)).add(rows).add(len).add(inner).add(r_.entry->opcode);
+    launch(0, g).add(addr(0), addr(1), rows, len, inner, r_.entry->opcode);
   else
-    launch(0, g).add(addr(0)).add(addr(1)).add(addr(2)).add(rows).add(len).add(inner).add(
-        r_.entry->opcode);
+    launch(0, g).add(addr(0), addr(1), addr(2), rows, len, inner, r_.entry->opcode);
 }
 
 void Planner::norm() {
@@ -130,16 +125,7 @@ void Planner::norm() {
     const uint64_t beta = is_rms ? 0 : addr(2), y = is_rms ? addr(2) : addr(3);
     const uint64_t mean = is_rms ? 0 : addr(4), rstd = is_rms ? addr(3) : addr(5);
     launch(0, row_geometry(rows))
-        .add(addr(0))
-        .add(addr(1))
-        .add(beta)
-        .add(y)
-        .add(mean)
-        .add(rstd)
-        .add(rows)
-        .add(d)
-        .add(f(attr::kEps))
-        .add(is_rms);
+        .add(addr(0), addr(1), beta, y, mean, rstd, rows, d, f(attr::kEps), is_rms);
     return;
   }
   // layernorm_backward: dy x gamma mean rstd | dx dgamma dbeta;
@@ -148,26 +134,8 @@ void Planner::norm() {
   const uint64_t mean = is_rms ? 0 : addr(3), rstd = is_rms ? addr(3) : addr(4);
   const uint64_t dx = is_rms ? addr(4) : addr(5), dgamma = is_rms ? addr(5) : addr(6);
   const uint64_t dbeta = is_rms ? 0 : addr(7);
-  launch(0, row_geometry(rows))
-      .add(addr(0))
-      .add(addr(1))
-      .add(addr(2))
-      .add(mean)
-      .add(rstd)
-      .add(dx)
-      .add(rows)
-      .add(d)
-      .add(is_rms);
-  launch(1, row_geometry(d))
-      .add(addr(0))
-      .add(addr(1))
-      .add(mean)
-      .add(rstd)
-      .add(dgamma)
-      .add(dbeta)
-      .add(rows)
-      .add(d)
-      .add(is_rms);
+  launch(0, row_geometry(rows)).add(addr(0), addr(1), addr(2), mean, rstd, dx, rows, d, is_rms);
+  launch(1, row_geometry(d)).add(addr(0), addr(1), mean, rstd, dgamma, dbeta, rows, d, is_rms);
 }
 
 void Planner::loss() {
@@ -177,23 +145,10 @@ void Planner::loss() {
   result_.plan.index_bound = classes;
   if (r_.entry->family == Family::kCrossEntropy)
     launch(0, row_geometry(rows))
-        .add(addr(0))
-        .add(addr(1))
-        .add(addr(2))
-        .add(rows)
-        .add(classes)
-        .add(index_is_64())
-        .add(r_.error_word);
+        .add(addr(0), addr(1), addr(2), rows, classes, index_is_64(), r_.error_word);
   else
     launch(0, row_geometry(rows))
-        .add(addr(0))
-        .add(addr(1))
-        .add(addr(2))
-        .add(addr(3))
-        .add(rows)
-        .add(classes)
-        .add(index_is_64())
-        .add(r_.error_word);
+        .add(addr(0), addr(1), addr(2), addr(3), rows, classes, index_is_64(), r_.error_word);
 }
 
 void Planner::embedding() {
@@ -204,14 +159,7 @@ void Planner::embedding() {
     result_.plan.checks_indices = rows > 0;
     result_.plan.index_bound = vocab;
     launch(0, elementwise_geometry(rows * dim))
-        .add(addr(0))
-        .add(addr(1))
-        .add(addr(2))
-        .add(rows)
-        .add(vocab)
-        .add(dim)
-        .add(index_is_64())
-        .add(r_.error_word);
+        .add(addr(0), addr(1), addr(2), rows, vocab, dim, index_is_64(), r_.error_word);
     return;
   }
   // ids dout | dweight
@@ -221,28 +169,14 @@ void Planner::embedding() {
   if (r_.scratch_bytes < scratch_bytes_needed(*r_.entry, r_.tensors))
     return fail(POLYCHIP_INTERNAL, "embedding_backward: the stream's scratch buffer is too small");
   launch(0, elementwise_geometry(dim))
-      .add(addr(0))
-      .add(addr(1))
-      .add(addr(2))
-      .add(rows)
-      .add(vocab)
-      .add(dim)
-      .add(index_is_64())
-      .add(r_.scratch)
-      .add(r_.error_word);
+      .add(addr(0), addr(1), addr(2), rows, vocab, dim, index_is_64(), r_.scratch, r_.error_word);
 }
 
 void Planner::rotary() {
   const ll seq = t(0).shape[0], heads = t(0).shape[1], dim = t(0).shape[2];
   launch(0, elementwise_geometry(seq * heads * (dim / 2)))
-      .add(addr(0))
-      .add(addr(1))
-      .add(addr(2))
-      .add(addr(3))
-      .add(seq)
-      .add(heads)
-      .add(dim)
-      .add(static_cast<int>(i(attr::kInverse)));
+      .add(addr(0), addr(1), addr(2), addr(3), seq, heads, dim,
+           static_cast<int>(i(attr::kInverse)));
 }
 
 void Planner::attention() {
@@ -258,50 +192,17 @@ void Planner::attention() {
   auto two = attention_geometry(rows, seq, 2, acc, r_.max_shared_bytes, &why);
   if (!one || (backward && !two)) return fail(POLYCHIP_UNSUPPORTED, r_.entry->op + (": " + why));
   if (!backward) {
-    launch(0, *one)
-        .add(addr(0))
-        .add(addr(1))
-        .add(addr(2))
-        .add(addr(3))
-        .add(addr(4))
-        .add(heads)
-        .add(seq)
-        .add(dim)
-        .add(scale)
-        .add(causal);
+    launch(0, *one).add(addr(0), addr(1), addr(2), addr(3), addr(4), heads, seq, dim, scale,
+                        causal);
     return;
   }
   // do q k v o lse | dq dk dv; the row deltas live in the scratch buffer.
   if (r_.scratch_bytes < scratch_bytes_needed(*r_.entry, r_.tensors))
     return fail(POLYCHIP_INTERNAL, "attention_backward: the stream's scratch buffer is too small");
-  launch(0, *one)
-      .add(addr(0))
-      .add(addr(1))
-      .add(addr(2))
-      .add(addr(3))
-      .add(addr(4))
-      .add(addr(5))
-      .add(addr(6))
-      .add(r_.scratch)
-      .add(heads)
-      .add(seq)
-      .add(dim)
-      .add(scale)
-      .add(causal);
-  launch(1, *two)
-      .add(addr(0))
-      .add(addr(1))
-      .add(addr(2))
-      .add(addr(3))
-      .add(addr(5))
-      .add(r_.scratch)
-      .add(addr(7))
-      .add(addr(8))
-      .add(heads)
-      .add(seq)
-      .add(dim)
-      .add(scale)
-      .add(causal);
+  launch(0, *one).add(addr(0), addr(1), addr(2), addr(3), addr(4), addr(5), addr(6), r_.scratch,
+                      heads, seq, dim, scale, causal);
+  launch(1, *two).add(addr(0), addr(1), addr(2), addr(3), addr(5), r_.scratch, addr(7), addr(8),
+                      heads, seq, dim, scale, causal);
 }
 
 void Planner::adamw() {
@@ -312,14 +213,8 @@ void Planner::adamw() {
   const float c2 = static_cast<float>(1.0 - std::pow(b2, static_cast<double>(step)));
   auto& p = launch(0, elementwise_geometry(n));
   for (int k = 0; k < 7; ++k) p.add(addr(k));
-  p.add(n)
-      .add(static_cast<float>(f(attr::kLr)))
-      .add(static_cast<float>(b1))
-      .add(static_cast<float>(b2))
-      .add(static_cast<float>(f(attr::kAdamEps)))
-      .add(static_cast<float>(f(attr::kWeightDecay)))
-      .add(c1)
-      .add(c2);
+  p.add(n, static_cast<float>(f(attr::kLr)), static_cast<float>(b1), static_cast<float>(b2),
+        static_cast<float>(f(attr::kAdamEps)), static_cast<float>(f(attr::kWeightDecay)), c1, c2);
 }
 
 void Planner::gemm() {
@@ -334,19 +229,8 @@ void Planner::gemm() {
   if (!g)
     return fail(POLYCHIP_UNSUPPORTED,
                 fmt::format("gemm: M = {} exceeds the tiled kernel's limit of 1048560 rows", m));
-  launch(0, *g)
-      .add(addr(0))
-      .add(addr(1))
-      .add(addr(2))
-      .add(addr(3))
-      .add(batch)
-      .add(m)
-      .add(n)
-      .add(k)
-      .add(ta)
-      .add(tb)
-      .add(f(attr::kAlpha))
-      .add(f(attr::kBeta));
+  launch(0, *g).add(addr(0), addr(1), addr(2), addr(3), batch, m, n, k, ta, tb, f(attr::kAlpha),
+                    f(attr::kBeta));
 }
 
 PlanResult Planner::run() {

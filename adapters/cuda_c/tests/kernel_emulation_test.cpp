@@ -483,8 +483,17 @@ TEST(KernelEmulation, RotaryInverseUndoesForward) {
   HostTensor back(F64, {s, h, d});
   auto attrs = attrs_of("rotary_embedding");
   ASSERT_EQ(run("rotary_embedding", {&tx, &tc, &ts, &y}, attrs).status, POLYCHIP_OK);
-  // y[s,h,0] = x0 cos - x2 sin
-  EXPECT_NEAR(y.at(0), x[0] * tc.at(0) - x[2] * ts.at(0), 1e-15);
+  // Rotate-half: every element against the formula, so that a kernel or plan
+  // mixing up positions and heads (the table is per position) fails.
+  for (int p = 0; p < s; ++p)
+    for (int q = 0; q < h; ++q)
+      for (int k = 0; k < d / 2; ++k) {
+        const int at = (p * h + q) * d + k;
+        const double c = tc.at(p * d / 2 + k), sn = ts.at(p * d / 2 + k);
+        EXPECT_NEAR(y.at(at), x[at] * c - x[at + d / 2] * sn, 1e-15) << p << "," << q << "," << k;
+        EXPECT_NEAR(y.at(at + d / 2), x[at + d / 2] * c + x[at] * sn, 1e-15)
+            << p << "," << q << "," << k;
+      }
   attrs.ints[attr::kInverse] = 1;
   ASSERT_EQ(run("rotary_embedding", {&y, &tc, &ts, &back}, attrs).status, POLYCHIP_OK);
   expect_near_all(back.values(), x, 1e-7, "inverse rotary");
