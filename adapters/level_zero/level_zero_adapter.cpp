@@ -1,12 +1,16 @@
 // The C ABI of the level_zero adapter.
 #include "level_zero_adapter.hpp"
 
+#include <limits>
+#include <optional>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "host/abi_checks.hpp"
+#include "host/copy_checks.hpp"
 #include "host/device_queries.hpp"
+#include "host/event_checks.hpp"
+#include "host/kernel_table.hpp"
+#include "host/memory_checks.hpp"
 
 namespace polychip::level_zero {
 namespace {
@@ -64,12 +68,10 @@ polychip_status memory_allocate(polychip_memory_allocate_args* args) {
   return errors().guarded("memory_allocate", [&] {
     require_args(args);
     Device& dev = device_at(args->device);
-    if (args->kind != POLYCHIP_MEMORY_DEVICE && args->kind != POLYCHIP_MEMORY_PINNED_HOST)
-      fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown memory kind {}", args->kind));
-    if (dev.max_alloc_bytes && args->size_bytes > dev.max_alloc_bytes)
-      fail(POLYCHIP_OUT_OF_MEMORY,
-           fmt::format("{} bytes exceed the device's largest allocation ({} bytes)",
-                       args->size_bytes, dev.max_alloc_bytes));
+    // A driver that gives no largest allocation (0) sets no limit.
+    opencl_family::check_allocation(
+        args->kind, args->size_bytes,
+        dev.max_alloc_bytes ? dev.max_alloc_bytes : std::numeric_limits<uint64_t>::max());
     auto m = std::make_unique<Memory>(Memory{args->device, args->kind, args->size_bytes, nullptr});
     if (args->size_bytes > 0) {
       constexpr size_t kAlignment = 64;
@@ -102,9 +104,7 @@ polychip_status memory_host_pointer(polychip_memory_host_pointer_args* args) {
   return errors().guarded("memory_host_pointer", [&] {
     require_args(args);
     Memory* m = require_memory(args->memory, "memory");
-    if (m->kind != POLYCHIP_MEMORY_PINNED_HOST)
-      fail(POLYCHIP_UNSUPPORTED,
-           "level_zero device memory is not host visible; copy it with copy()");
+    opencl_family::require_host_visible(m->kind, "level_zero");
     args->host_pointer = m->ptr;
   });
 }
@@ -125,51 +125,20 @@ polychip_status memory_export(polychip_memory_export_args* args) {
   });
 }
 
-void check_range(const Memory* m, uint64_t offset, uint64_t size, const char* side) {
-  if (offset > m->size || size > m->size - offset)
-    fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{} range [{}, {}) exceeds its memory of {} bytes",
-                                                side, offset, offset + size, m->size));
-}
-
 polychip_status copy(polychip_copy_args* args) {
   return errors().guarded("copy", [&] {
     require_args(args);
     const uint64_t size = args->size_bytes;
-    const void* src = nullptr;
-    void* dst = nullptr;
-    Memory* src_mem = nullptr;
-    Memory* dst_mem = nullptr;
-    switch (args->kind) {
-      case POLYCHIP_COPY_HOST_TO_DEVICE:
-        dst_mem = require_memory(args->dst_memory, "dst_memory");
-        src = args->src_host;
-        if (!src && size) fail(POLYCHIP_INVALID_ARGUMENT, "'src_host' is null");
-        break;
-      case POLYCHIP_COPY_DEVICE_TO_HOST:
-        src_mem = require_memory(args->src_memory, "src_memory");
-        dst = args->dst_host;
-        if (!dst && size) fail(POLYCHIP_INVALID_ARGUMENT, "'dst_host' is null");
-        break;
-      case POLYCHIP_COPY_DEVICE_TO_DEVICE:
-        src_mem = require_memory(args->src_memory, "src_memory");
-        dst_mem = require_memory(args->dst_memory, "dst_memory");
-        break;
-      default:
-        fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown copy kind {}", args->kind));
-    }
-    if (src_mem) {
-      check_range(src_mem, args->src_offset, size, "source");
-      src = static_cast<const char*>(src_mem->ptr) + args->src_offset;
-    }
-    if (dst_mem) {
-      check_range(dst_mem, args->dst_offset, size, "destination");
-      dst = static_cast<char*>(dst_mem->ptr) + args->dst_offset;
-    }
+    auto ends = opencl_family::copy_ends<Memory>(*args, as_memory);
+    // Every end as a pointer: memory is addressed like host memory.
+    const void* src = ends.src_memory
+                          ? static_cast<const char*>(ends.src_memory->ptr) + args->src_offset
+                          : ends.src_host;
+    void* dst = ends.dst_memory ? static_cast<char*>(ends.dst_memory->ptr) + args->dst_offset
+                                : ends.dst_host;
     Stream* stream = args->stream ? as_stream(args->stream) : nullptr;
-    int32_t device = stream ? stream->device() : (dst_mem ? dst_mem->device : src_mem->device);
-    if ((src_mem && src_mem->device != device) || (dst_mem && dst_mem->device != device))
-      fail(POLYCHIP_INVALID_ARGUMENT,
-           "source, destination and stream must belong to the same level_zero device");
+    int32_t device = opencl_family::copy_device(
+        ends, stream ? std::optional<int32_t>(stream->device()) : std::nullopt, "level_zero");
     if (size == 0) return;
     Device& dev = device_at(device);
     Stream& s = stream ? *stream : sync_stream(device);
@@ -240,8 +209,7 @@ polychip_status event_record(polychip_event_args* args) {
     require_args(args);
     Event* e = require_event(args->event, "event");
     Stream* s = require_stream(args->stream);
-    if (e->device != s->device())
-      fail(POLYCHIP_INVALID_ARGUMENT, "event and stream belong to different devices");
+    opencl_family::check_record_devices(e->device, s->device());
     // Re-recording: wait for the previous signal, then reset (Level Zero
     // events are not re-armed by signalling).
     if (e->recorded) {
@@ -297,8 +265,7 @@ polychip_status event_synchronize(polychip_event_args* args) {
 }
 
 uint64_t event_end_ticks(Event* e, const char* name) {
-  if (!e->recorded)
-    fail(POLYCHIP_FAILED_PRECONDITION, fmt::format("event '{}' was never recorded", name));
+  opencl_family::require_recorded(e->recorded, name);
   check_ze(ze().zeEventHostSynchronize(e->event, UINT64_MAX), "zeEventHostSynchronize");
   ze_kernel_timestamp_result_t ts{};
   check_ze(ze().zeEventQueryKernelTimestamp(e->event, &ts), "zeEventQueryKernelTimestamp");
@@ -310,8 +277,7 @@ polychip_status event_elapsed(polychip_event_elapsed_args* args) {
     require_args(args);
     Event* start = require_event(args->start, "start");
     Event* end = require_event(args->end, "end");
-    if (start->device != end->device)
-      fail(POLYCHIP_INVALID_ARGUMENT, "'start' and 'end' belong to different devices");
+    opencl_family::check_elapsed_devices(start->device, end->device);
     Device& dev = device_at(start->device);
     uint64_t t0 = event_end_ticks(start, "start"), t1 = event_end_ticks(end, "end");
     uint64_t ticks = (t1 - t0) & dev.timestamp_mask;  // the counter may wrap
@@ -322,9 +288,7 @@ polychip_status event_elapsed(polychip_event_elapsed_args* args) {
 polychip_status kernel_table(polychip_kernel_table_args* args) {
   return errors().guarded("kernel_table", [&] {
     require_args(args);
-    const auto& entries = kernel_entries(device_at(args->device));
-    args->entries = entries.data();
-    args->num_entries = static_cast<int32_t>(entries.size());
+    opencl_family::answer_kernel_table(kernel_entries(device_at(args->device)), args);
   });
 }
 

@@ -7,6 +7,8 @@
 
 #include "device_type_id.hpp"
 #include "host/abi_checks.hpp"
+#include "host/supported_dtypes.hpp"
+#include "host/unavailable_reason.hpp"
 #include "level_zero_adapter.hpp"
 
 namespace polychip::level_zero {
@@ -47,14 +49,7 @@ std::unique_ptr<Device> open_device(const ZeApi& api, ze_driver_handle_t driver,
   id.copy(p.device_type, sizeof p.device_type - 1);
   name.copy(p.name, sizeof p.name - 1);
   p.memory_bytes = memory;
-  uint64_t dtypes = 0;
-  for (int d : {POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_BF16, POLYCHIP_DTYPE_I32,
-                POLYCHIP_DTYPE_I64})
-    dtypes |= uint64_t{1} << d;
-  if (dev->has_fp64)
-    for (int d : {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F8E4M3, POLYCHIP_DTYPE_F8E5M2})
-      dtypes |= uint64_t{1} << d;
-  p.supported_dtypes = dtypes;
+  p.supported_dtypes = opencl_family::supported_dtypes(dev->has_fp64);
   p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_COPY_ENGINE |
                    POLYCHIP_CAP_NETWORK_EXPORT;
   p.compute_units =
@@ -107,9 +102,8 @@ Platform enumerate() {
     }
   }
   if (out.devices.empty())
-    out.unavailable_reason = problems.empty() ? "Level Zero drivers have no devices"
-                                              : fmt::format("no usable Level Zero device: {}",
-                                                            fmt::join(problems, "; "));
+    out.unavailable_reason = opencl_family::no_device_reason(
+        "Level Zero", "Level Zero drivers have no devices", problems);
   return out;
 }
 

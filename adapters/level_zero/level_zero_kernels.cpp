@@ -11,13 +11,14 @@
 
 #include <fmt/format.h>
 
+#include "host/contract_checks.hpp"
 #include "host/kernel_table.hpp"
+#include "host/tensor_elements.hpp"
 #include "launch_geometry.hpp"
 #include "level_zero_adapter.hpp"
 #include "pc_layout.hpp"
 #include "polychip/dtype.hpp"
 #include "polychip/op_contract.hpp"
-#include "polychip/tensor_bounds.hpp"
 
 namespace polychip::level_zero {
 
@@ -73,11 +74,7 @@ void* tensor_ptr(const polychip_kernel_args& a, int index) {
   return static_cast<char*>(m->ptr) + t.byte_offset;
 }
 
-int64_t numel(const polychip_tensor& t) {
-  int64_t n = 1;
-  for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
-  return n;
-}
+using opencl_family::numel;
 
 // Whether two row-major tensors share bytes of the same memory.
 bool overlaps(const polychip_tensor& x, const polychip_tensor& y) {
@@ -541,19 +538,11 @@ polychip_status run_kernel(const polychip_kernel_args* args) {
   return errors().guarded_kernel(op, [&] {
     if (!args || !args->stream || !args->attrs)
       fail(POLYCHIP_INVALID_ARGUMENT, "kernel args, 'stream' and 'attrs' must be set");
-    const OpSpec* spec = find_op(op);
-    if (!spec) fail(POLYCHIP_NOT_FOUND, fmt::format("'{}' is not in the op contract", op));
+    const OpSpec& spec = opencl_family::require_contract_op(op);
     if (args->num_tensors < 0 || (args->num_tensors > 0 && !args->tensors))
       fail(POLYCHIP_INVALID_ARGUMENT, "bad tensor list");
-    OpCall call{
-        std::span<const polychip_tensor>(args->tensors, static_cast<size_t>(args->num_tensors)),
-        args->attrs};
-    if (std::string why = validate_call(*spec, call); !why.empty())
-      fail(POLYCHIP_INVALID_ARGUMENT, why);
-    if (std::string why = check_tensors_bounds(
-            call.tensors, [](polychip_memory* m) { return as_memory(m)->size; });
-        !why.empty())
-      fail(POLYCHIP_INVALID_ARGUMENT, why);
+    opencl_family::check_contract_call(spec, *args,
+                                       [](polychip_memory* m) { return as_memory(m)->size; });
     if (as_stream(args->stream)->device() != args->device)
       fail(POLYCHIP_INVALID_ARGUMENT, "the stream belongs to another device");
     launch(device_at(args->device), *args);

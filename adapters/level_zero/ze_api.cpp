@@ -4,24 +4,18 @@
 
 #include <fmt/format.h>
 
+#include "host/runtime_library.hpp"
+
 namespace polychip::level_zero {
 namespace {
 
-struct Loaded {
-  ZeApi api;
-  bool ok = false;
-  std::string reason;
-};
+using Loaded = opencl_family::LoadedApi<ZeApi>;
 
 Loaded load() {
   Loaded out;
   const char* library = "libze_loader.so.1";
-  void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);  // never closed
-  if (!handle) {
-    const char* err = dlerror();
-    out.reason = fmt::format("no Level Zero loader ({})", err ? err : library);
-    return out;
-  }
+  void* handle = opencl_family::open_runtime_library(library, "no Level Zero loader", &out.reason);
+  if (!handle) return out;
 #define POLYCHIP_ZE_LOAD(name)                                                                     \
   out.api.name = reinterpret_cast<decltype(out.api.name)>(dlsym(handle, #name));                   \
   if (!out.api.name) {                                                                             \
@@ -38,8 +32,7 @@ Loaded load() {
 
 const ZeApi* ze_api(std::string* reason) {
   static const Loaded loaded = load();
-  if (!loaded.ok && reason) *reason = loaded.reason;
-  return loaded.ok ? &loaded.api : nullptr;
+  return opencl_family::loaded_api(loaded, reason);
 }
 
 std::string ze_result_name(ze_result_t r) {

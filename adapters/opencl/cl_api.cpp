@@ -7,25 +7,18 @@
 
 #include <fmt/format.h>
 
+#include "host/runtime_library.hpp"
+
 namespace polychip::opencl {
 namespace {
 
-struct Loaded {
-  ClApi api;
-  bool ok = false;
-  std::string reason;
-};
+using Loaded = opencl_family::LoadedApi<ClApi>;
 
 Loaded load() {
   Loaded out;
   const char* library = "libOpenCL.so.1";
-  // Never dlclose: kernels and contexts live until process exit.
-  void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* err = dlerror();
-    out.reason = fmt::format("no OpenCL ICD loader ({})", err ? err : library);
-    return out;
-  }
+  void* handle = opencl_family::open_runtime_library(library, "no OpenCL ICD loader", &out.reason);
+  if (!handle) return out;
 #define POLYCHIP_CL_LOAD(name)                                                             \
   out.api.name = reinterpret_cast<decltype(out.api.name)>(dlsym(handle, #name));           \
   if (!out.api.name) {                                                                     \
@@ -42,8 +35,7 @@ Loaded load() {
 
 const ClApi* cl_api(std::string* reason) {
   static const Loaded loaded = load();
-  if (!loaded.ok && reason) *reason = loaded.reason;
-  return loaded.ok ? &loaded.api : nullptr;
+  return opencl_family::loaded_api(loaded, reason);
 }
 
 std::string cl_error_name(cl_int code) {

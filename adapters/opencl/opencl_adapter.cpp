@@ -4,12 +4,17 @@
 #include "opencl_adapter.hpp"
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "host/abi_checks.hpp"
+#include "host/copy_checks.hpp"
 #include "host/device_queries.hpp"
+#include "host/event_checks.hpp"
+#include "host/kernel_table.hpp"
+#include "host/memory_checks.hpp"
 
 namespace polychip::opencl {
 namespace {
@@ -48,12 +53,7 @@ polychip_status memory_allocate(polychip_memory_allocate_args* args) {
   return errors().guarded("memory_allocate", [&] {
     require_args(args);
     Device& dev = device_at(args->device);
-    if (args->kind != POLYCHIP_MEMORY_DEVICE && args->kind != POLYCHIP_MEMORY_PINNED_HOST)
-      fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown memory kind {}", args->kind));
-    if (args->size_bytes > dev.max_alloc_bytes)
-      fail(POLYCHIP_OUT_OF_MEMORY,
-           fmt::format("{} bytes exceed the device's largest allocation ({} bytes)",
-                       args->size_bytes, dev.max_alloc_bytes));
+    opencl_family::check_allocation(args->kind, args->size_bytes, dev.max_alloc_bytes);
     auto m = std::make_unique<Memory>(
         Memory{args->device, args->kind, args->size_bytes, nullptr, nullptr});
     if (args->size_bytes > 0) {
@@ -95,16 +95,9 @@ polychip_status memory_host_pointer(polychip_memory_host_pointer_args* args) {
   return errors().guarded("memory_host_pointer", [&] {
     require_args(args);
     Memory* m = require_memory(args->memory, "memory");
-    if (m->kind != POLYCHIP_MEMORY_PINNED_HOST)
-      fail(POLYCHIP_UNSUPPORTED, "opencl device memory is not host visible; copy it with copy()");
+    opencl_family::require_host_visible(m->kind, "opencl");
     args->host_pointer = m->mapped;
   });
-}
-
-void check_range(const Memory* m, uint64_t offset, uint64_t size, const char* side) {
-  if (offset > m->size || size > m->size - offset)
-    fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{} range [{}, {}) exceeds its memory of {} bytes",
-                                                side, offset, offset + size, m->size));
 }
 
 // Copies wait for the stream (or run on the device's synchronous queue),
@@ -113,35 +106,14 @@ polychip_status copy(polychip_copy_args* args) {
   return errors().guarded("copy", [&] {
     require_args(args);
     const uint64_t size = args->size_bytes;
-    Memory* src = nullptr;
-    Memory* dst = nullptr;
-    const void* src_host = nullptr;
-    void* dst_host = nullptr;
-    switch (args->kind) {
-      case POLYCHIP_COPY_HOST_TO_DEVICE:
-        dst = require_memory(args->dst_memory, "dst_memory");
-        src_host = args->src_host;
-        if (!src_host && size) fail(POLYCHIP_INVALID_ARGUMENT, "'src_host' is null");
-        break;
-      case POLYCHIP_COPY_DEVICE_TO_HOST:
-        src = require_memory(args->src_memory, "src_memory");
-        dst_host = args->dst_host;
-        if (!dst_host && size) fail(POLYCHIP_INVALID_ARGUMENT, "'dst_host' is null");
-        break;
-      case POLYCHIP_COPY_DEVICE_TO_DEVICE:
-        src = require_memory(args->src_memory, "src_memory");
-        dst = require_memory(args->dst_memory, "dst_memory");
-        break;
-      default:
-        fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("unknown copy kind {}", args->kind));
-    }
-    if (src) check_range(src, args->src_offset, size, "source");
-    if (dst) check_range(dst, args->dst_offset, size, "destination");
+    auto ends = opencl_family::copy_ends<Memory>(*args, as_memory);
+    Memory* src = ends.src_memory;
+    Memory* dst = ends.dst_memory;
+    const void* src_host = ends.src_host;
+    void* dst_host = ends.dst_host;
     Stream* stream = args->stream ? as_stream(args->stream) : nullptr;
-    int32_t device = stream ? stream->device : (dst ? dst->device : src->device);
-    if ((src && src->device != device) || (dst && dst->device != device))
-      fail(POLYCHIP_INVALID_ARGUMENT,
-           "source, destination and stream must belong to the same opencl device");
+    int32_t device = opencl_family::copy_device(
+        ends, stream ? std::optional<int32_t>(stream->device) : std::nullopt, "opencl");
     if (size == 0) return;
     Device& dev = device_at(device);
     cl_command_queue q = stream ? stream->queue : dev.sync_queue;
@@ -230,8 +202,7 @@ polychip_status event_record(polychip_event_args* args) {
     require_args(args);
     Event* e = require_event(args->event, "event");
     Stream* s = require_stream(args->stream);
-    if (e->device != s->device)
-      fail(POLYCHIP_INVALID_ARGUMENT, "event and stream belong to different devices");
+    opencl_family::check_record_devices(e->device, s->device);
     cl_event marker = nullptr;
     check_cl(cl().clEnqueueMarkerWithWaitList(s->queue, 0, nullptr, &marker),
              "clEnqueueMarkerWithWaitList");
@@ -284,8 +255,7 @@ polychip_status event_synchronize(polychip_event_args* args) {
 }
 
 cl_ulong event_end_ns(Event* e, const char* name) {
-  if (!e->event)
-    fail(POLYCHIP_FAILED_PRECONDITION, fmt::format("event '{}' was never recorded", name));
+  opencl_family::require_recorded(e->event != nullptr, name);
   check_cl(cl().clWaitForEvents(1, &e->event), "clWaitForEvents");
   cl_ulong t = 0;
   check_cl(cl().clGetEventProfilingInfo(e->event, CL_PROFILING_COMMAND_END, sizeof t, &t, nullptr),
@@ -298,8 +268,7 @@ polychip_status event_elapsed(polychip_event_elapsed_args* args) {
     require_args(args);
     Event* start = require_event(args->start, "start");
     Event* end = require_event(args->end, "end");
-    if (start->device != end->device)
-      fail(POLYCHIP_INVALID_ARGUMENT, "'start' and 'end' belong to different devices");
+    opencl_family::check_elapsed_devices(start->device, end->device);
     cl_ulong t0 = event_end_ns(start, "start");
     cl_ulong t1 = event_end_ns(end, "end");
     args->milliseconds = (static_cast<double>(t1) - static_cast<double>(t0)) / 1e6;
@@ -309,9 +278,7 @@ polychip_status event_elapsed(polychip_event_elapsed_args* args) {
 polychip_status kernel_table(polychip_kernel_table_args* args) {
   return errors().guarded("kernel_table", [&] {
     require_args(args);
-    const auto& entries = kernel_entries(device_at(args->device));
-    args->entries = entries.data();
-    args->num_entries = static_cast<int32_t>(entries.size());
+    opencl_family::answer_kernel_table(kernel_entries(device_at(args->device)), args);
   });
 }
 

@@ -8,6 +8,8 @@
 
 #include "device_type_id.hpp"
 #include "host/abi_checks.hpp"
+#include "host/supported_dtypes.hpp"
+#include "host/unavailable_reason.hpp"
 #include "opencl_adapter.hpp"
 
 namespace polychip::opencl {
@@ -76,15 +78,7 @@ std::unique_ptr<Device> open_device(const ClApi& api, cl_platform_id platform, c
                              (type & CL_DEVICE_TYPE_CPU) != 0, POLYCHIP_DEVICE_TYPE_MAX - 1));
   copy_string(p.name, sizeof p.name, name);
   p.memory_bytes = device_value<cl_ulong>(api, id, CL_DEVICE_GLOBAL_MEM_SIZE);
-  uint64_t dtypes = 0;
-  for (int d : {POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F16, POLYCHIP_DTYPE_BF16, POLYCHIP_DTYPE_I32,
-                POLYCHIP_DTYPE_I64})
-    dtypes |= uint64_t{1} << d;
-  // f64 compute and the f8 formats (cast goes through double) need fp64.
-  if (dev->has_fp64)
-    for (int d : {POLYCHIP_DTYPE_F64, POLYCHIP_DTYPE_F8E4M3, POLYCHIP_DTYPE_F8E5M2})
-      dtypes |= uint64_t{1} << d;
-  p.supported_dtypes = dtypes;
+  p.supported_dtypes = opencl_family::supported_dtypes(dev->has_fp64);
   p.capabilities = POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS;
   // A CPU device (PoCL) copies with the host's own cores.
   if ((type & CL_DEVICE_TYPE_CPU) == 0) p.capabilities |= POLYCHIP_CAP_COPY_ENGINE;
@@ -130,8 +124,7 @@ Platforms enumerate() {
   }
   if (out.devices.empty())
     out.unavailable_reason =
-        problems.empty() ? "OpenCL platforms have no devices"
-                         : fmt::format("no usable OpenCL device: {}", fmt::join(problems, "; "));
+        opencl_family::no_device_reason("OpenCL", "OpenCL platforms have no devices", problems);
   return out;
 }
 

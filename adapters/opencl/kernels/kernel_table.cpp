@@ -7,10 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "host/contract_checks.hpp"
 #include "host/kernel_table.hpp"
 #include "ops.hpp"
-#include "polychip/op_contract.hpp"
-#include "polychip/tensor_bounds.hpp"
 
 namespace polychip::opencl {
 namespace {
@@ -83,17 +82,8 @@ polychip_status run_kernel(const polychip_kernel_args* args) {
       fail(POLYCHIP_NOT_FOUND, fmt::format("the opencl adapter has no kernel for '{}'", op));
     // The contract's own checks, so a direct ABI caller gets the same
     // errors as the dispatcher's users instead of a wrong result.
-    const OpSpec* spec = find_op(op);
-    if (!spec) fail(POLYCHIP_NOT_FOUND, fmt::format("'{}' is not in the op contract", op));
-    OpCall contract_call{
-        std::span<const polychip_tensor>(args->tensors, static_cast<size_t>(args->num_tensors)),
-        args->attrs};
-    if (std::string why = validate_call(*spec, contract_call); !why.empty())
-      fail(POLYCHIP_INVALID_ARGUMENT, why);
-    if (std::string why = check_tensors_bounds(
-            contract_call.tensors, [](polychip_memory* m) { return as_memory(m)->size; });
-        !why.empty())
-      fail(POLYCHIP_INVALID_ARGUMENT, why);
+    opencl_family::check_contract_call(opencl_family::require_contract_op(op), *args,
+                                       [](polychip_memory* m) { return as_memory(m)->size; });
     Stream* stream = as_stream(args->stream);
     if (stream->device != args->device)
       fail(POLYCHIP_INVALID_ARGUMENT,

@@ -80,12 +80,6 @@ void Launch::run1d(cl_command_queue queue, uint64_t count) {
   run(queue, 1, &global);
 }
 
-int64_t numel(const polychip_tensor& t) {
-  int64_t n = 1;
-  for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
-  return n;
-}
-
 size_t element_size(polychip_dtype dtype) {
   switch (dtype) {
     case POLYCHIP_DTYPE_F64:

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "../opencl_adapter.hpp"
+#include "host/tensor_elements.hpp"
 #include "pc_layout.hpp"
 
 namespace polychip::opencl {
@@ -79,7 +80,7 @@ struct KernelCall {
   double f(int slot) const { return attrs.floats[slot]; }
 };
 
-int64_t numel(const polychip_tensor& t);
+using opencl_family::numel;
 size_t element_size(polychip_dtype dtype);
 // The tensor's buffer; nullptr for an empty tensor. Throws when the memory
 // is another device's or pinned host memory.

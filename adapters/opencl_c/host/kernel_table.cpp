@@ -66,4 +66,10 @@ const std::vector<polychip_kernel_entry>& contract_kernel_table(const void* devi
   return it->second;
 }
 
+void answer_kernel_table(const std::vector<polychip_kernel_entry>& entries,
+                         polychip_kernel_table_args* args) {
+  args->entries = entries.data();
+  args->num_entries = static_cast<int32_t>(entries.size());
+}
+
 }  // namespace polychip::opencl_family

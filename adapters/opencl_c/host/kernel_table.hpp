@@ -23,4 +23,9 @@ const std::vector<polychip_kernel_entry>& contract_kernel_table(const void* devi
                                                                 HasLauncher has_launcher,
                                                                 polychip_kernel_fn entry);
 
+// The kernel_table call's answer: `entries`, which must outlive the
+// process's use of the adapter (as contract_kernel_table's do).
+void answer_kernel_table(const std::vector<polychip_kernel_entry>& entries,
+                         polychip_kernel_table_args* args);
+
 }  // namespace polychip::opencl_family

@@ -1,18 +1,28 @@
 // The host library the opencl and level_zero adapters share.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "host/abi_checks.hpp"
+#include "host/contract_checks.hpp"
+#include "host/copy_checks.hpp"
 #include "host/device_queries.hpp"
 #include "host/device_type_id.hpp"
 #include "host/error_channel.hpp"
+#include "host/event_checks.hpp"
 #include "host/kernel_table.hpp"
+#include "host/memory_checks.hpp"
+#include "host/runtime_library.hpp"
+#include "host/supported_dtypes.hpp"
+#include "host/tensor_elements.hpp"
+#include "host/unavailable_reason.hpp"
 
 namespace polychip::opencl_family {
 namespace {
@@ -93,6 +103,158 @@ TEST(DeviceQueries, CountWithReasonAndPropertiesUpToTheCallersSize) {
   EXPECT_EQ(errors.guarded("device_properties", [&] { copy_device_properties(mine, nullptr); }),
             POLYCHIP_INVALID_ARGUMENT);
   EXPECT_STREQ(errors.last_message(), "demo device_properties: 'properties' is null");
+}
+
+TEST(MemoryChecks, KindSizeAndHostVisibility) {
+  ErrorChannel errors("demo");
+  EXPECT_EQ(
+      errors.guarded("memory_allocate", [] { check_allocation(POLYCHIP_MEMORY_DEVICE, 64, 64); }),
+      POLYCHIP_OK);
+  EXPECT_EQ(errors.guarded("memory_allocate", [] { check_allocation(7, 64, 64); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_STREQ(errors.last_message(), "demo memory_allocate: unknown memory kind 7");
+  EXPECT_EQ(errors.guarded("memory_allocate",
+                           [] { check_allocation(POLYCHIP_MEMORY_PINNED_HOST, 65, 64); }),
+            POLYCHIP_OUT_OF_MEMORY);
+  EXPECT_STREQ(errors.last_message(),
+               "demo memory_allocate: 65 bytes exceed the device's largest allocation (64 bytes)");
+  EXPECT_EQ(errors.guarded("memory_host_pointer",
+                           [] { require_host_visible(POLYCHIP_MEMORY_PINNED_HOST, "demo"); }),
+            POLYCHIP_OK);
+  EXPECT_EQ(errors.guarded("memory_host_pointer",
+                           [] { require_host_visible(POLYCHIP_MEMORY_DEVICE, "demo"); }),
+            POLYCHIP_UNSUPPORTED);
+  EXPECT_STREQ(errors.last_message(),
+               "demo memory_host_pointer: demo device memory is not host visible; copy it with "
+               "copy()");
+}
+
+struct DemoMemory {
+  int32_t device;
+  uint64_t size;
+};
+
+DemoMemory* as_demo_memory(polychip_memory* m) { return reinterpret_cast<DemoMemory*>(m); }
+polychip_memory* handle(DemoMemory& m) { return reinterpret_cast<polychip_memory*>(&m); }
+
+TEST(CopyChecks, EndsRangesAndOneDevice) {
+  ErrorChannel errors("demo");
+  DemoMemory a{0, 16}, b{1, 16};
+  char host[16] = {};
+  polychip_copy_args args{};
+  args.struct_size = sizeof args;
+  args.kind = POLYCHIP_COPY_HOST_TO_DEVICE;
+  args.dst_memory = handle(a);
+  args.src_host = host;
+  args.dst_offset = 8;
+  args.size_bytes = 8;
+  CopyEnds<DemoMemory> ends = copy_ends<DemoMemory>(args, as_demo_memory);
+  EXPECT_EQ(ends.dst_memory, &a);
+  EXPECT_EQ(ends.src_memory, nullptr);
+  EXPECT_EQ(ends.src_host, host);
+  EXPECT_EQ(copy_device(ends, std::nullopt, "demo"), 0);
+  EXPECT_EQ(errors.guarded("copy", [&] { copy_device(ends, 1, "demo"); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_STREQ(errors.last_message(),
+               "demo copy: source, destination and stream must belong to the same demo device");
+
+  args.size_bytes = 9;
+  EXPECT_EQ(errors.guarded("copy", [&] { copy_ends<DemoMemory>(args, as_demo_memory); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_STREQ(errors.last_message(),
+               "demo copy: destination range [8, 17) exceeds its memory of 16 bytes");
+  args.src_host = nullptr;
+  EXPECT_EQ(errors.guarded("copy", [&] { copy_ends<DemoMemory>(args, as_demo_memory); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_STREQ(errors.last_message(), "demo copy: 'src_host' is null");
+
+  args.kind = POLYCHIP_COPY_DEVICE_TO_DEVICE;
+  args.src_memory = handle(b);
+  args.size_bytes = 4;
+  ends = copy_ends<DemoMemory>(args, as_demo_memory);
+  EXPECT_EQ(errors.guarded("copy", [&] { copy_device(ends, std::nullopt, "demo"); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  args.dst_memory = nullptr;
+  EXPECT_EQ(errors.guarded("copy", [&] { copy_ends<DemoMemory>(args, as_demo_memory); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_STREQ(errors.last_message(), "demo copy: 'dst_memory' is null");
+  args.kind = 9;
+  EXPECT_EQ(errors.guarded("copy", [&] { copy_ends<DemoMemory>(args, as_demo_memory); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_STREQ(errors.last_message(), "demo copy: unknown copy kind 9");
+}
+
+TEST(EventChecks, DevicesAndRecording) {
+  ErrorChannel errors("demo");
+  EXPECT_EQ(errors.guarded("event_record", [] { check_record_devices(0, 0); }), POLYCHIP_OK);
+  EXPECT_EQ(errors.guarded("event_record", [] { check_record_devices(0, 1); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_STREQ(errors.last_message(),
+               "demo event_record: event and stream belong to different devices");
+  EXPECT_EQ(errors.guarded("event_elapsed", [] { check_elapsed_devices(1, 0); }),
+            POLYCHIP_INVALID_ARGUMENT);
+  EXPECT_STREQ(errors.last_message(),
+               "demo event_elapsed: 'start' and 'end' belong to different devices");
+  EXPECT_EQ(errors.guarded("event_elapsed", [] { require_recorded(false, "end"); }),
+            POLYCHIP_FAILED_PRECONDITION);
+  EXPECT_STREQ(errors.last_message(), "demo event_elapsed: event 'end' was never recorded");
+}
+
+TEST(ContractChecks, UnknownOpIsNotFound) {
+  ErrorChannel errors("demo");
+  EXPECT_EQ(&require_contract_op("gemm"), find_op("gemm"));
+  EXPECT_EQ(errors.guarded_kernel("nope", [] { require_contract_op("nope"); }), POLYCHIP_NOT_FOUND);
+  EXPECT_STREQ(errors.last_message(), "demo nope: 'nope' is not in the op contract");
+}
+
+TEST(RuntimeLibrary, AMissingLibrarySaysWhy) {
+  std::string reason;
+  EXPECT_EQ(open_runtime_library("libpolychip_no_such_runtime.so.1", "no demo runtime", &reason),
+            nullptr);
+  EXPECT_EQ(reason.rfind("no demo runtime (", 0), 0u) << reason;
+  EXPECT_NE(reason.find("libpolychip_no_such_runtime.so.1"), std::string::npos) << reason;
+
+  struct DemoApi {
+    int version = 1;
+  };
+  LoadedApi<DemoApi> failed;
+  failed.reason = "no demo runtime";
+  std::string why;
+  EXPECT_EQ(loaded_api(failed, &why), nullptr);
+  EXPECT_EQ(why, "no demo runtime");
+  EXPECT_EQ(loaded_api(failed, nullptr), nullptr);
+  LoadedApi<DemoApi> loaded;
+  loaded.ok = true;
+  why.clear();
+  EXPECT_EQ(loaded_api(loaded, &why), &loaded.api);
+  EXPECT_EQ(why, "");
+}
+
+TEST(SupportedDtypes, F64AndF8OnlyWithFp64) {
+  const uint64_t f64 = uint64_t{1} << POLYCHIP_DTYPE_F64;
+  const uint64_t f8 = uint64_t{1} << POLYCHIP_DTYPE_F8E4M3;
+  EXPECT_NE(supported_dtypes(false) & (uint64_t{1} << POLYCHIP_DTYPE_F32), 0u);
+  EXPECT_EQ(supported_dtypes(false) & (f64 | f8), 0u);
+  EXPECT_EQ(supported_dtypes(true) & (f64 | f8), f64 | f8);
+}
+
+TEST(TensorElements, ProductOfTheShape) {
+  polychip_tensor t{};
+  EXPECT_EQ(numel(t), 1);  // rank 0: a scalar
+  t.rank = 3;
+  t.shape[0] = 2;
+  t.shape[1] = 3;
+  t.shape[2] = 4;
+  EXPECT_EQ(numel(t), 24);
+  t.shape[1] = 0;
+  EXPECT_EQ(numel(t), 0);
+}
+
+TEST(UnavailableReason, NoneFoundOrTheProblems) {
+  EXPECT_EQ(no_device_reason("Demo", "Demo drivers have no devices", {}),
+            "Demo drivers have no devices");
+  EXPECT_EQ(no_device_reason("Demo", "Demo drivers have no devices", {"a failed", "b failed"}),
+            "no usable Demo device: a failed; b failed");
 }
 
 polychip_status no_kernel(const polychip_kernel_args*) { return POLYCHIP_OK; }
