@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -319,6 +320,38 @@ struct LanePair {
     sender_side.attach(1, nullptr, tx.get());
     receiver_side.attach(0, rx.get(), nullptr);
   }
+
+  // A raw write of `bytes` into the receiver's ring at `offset`, with a
+  // notice the test chose (not the lane's own), posted once the provider
+  // takes it (both sides progress: the receiver accepts the connection).
+  void post_raw(const std::vector<uint8_t>& bytes, uint64_t offset, uint64_t notice,
+                WriteCompletion* completion) {
+    FabricRma& writer = sender_side.fabric();
+    if (!raw_peer) raw_peer = writer.add_peer(receiver_side.fabric().address());
+    while (!writer.post_write(*raw_peer, bytes.data(), bytes.size(), rx->region(), offset, notice,
+                              completion)) {
+      writer.progress();
+      receiver_side.fabric().progress();
+    }
+  }
+
+  // Drives the receiving side until it refuses what it was sent: a
+  // DATA_CORRUPTION error whose message holds `reason`.
+  void expect_refused(const std::string& reason, const std::string& believed) {
+    const uint8_t* data;
+    try {
+      for (int i = 0; i < 1000000; ++i) {
+        sender_side.fabric().progress();
+        rx->progress();
+        rx->peek(&data);
+      }
+      FAIL() << believed << " was believed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+      EXPECT_NE(e.message().find(reason), std::string::npos) << e.message();
+    }
+  }
+  std::optional<uint64_t> raw_peer;  // the receiver in the sender's address vector
 };
 
 TEST_P(FabricRmaTest, LaneBytesCrossTheWrapInOrderAndCreditsFreeTheRing) {
@@ -429,43 +462,12 @@ TEST_P(FabricRmaTest, LentBytesArriveAsLentAndTheLoanEndsWithTheWrites) {
 // no lane here, or writes landing out of order are refused, not believed.
 TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
   LanePair lane(GetParam(), node(), 4096);
-  FabricRma& writer = lane.sender_side.fabric();
-  const uint64_t peer = writer.add_peer(lane.receiver_side.fabric().address());
-  std::vector<uint8_t> source(16, 1);
+  const std::vector<uint8_t> source(16, 1);
   WriteCompletion first, second;
-  // Both sides progress (the peer's side accepts the connection).
-  auto post = [&](uint64_t immediate, WriteCompletion* completion) {
-    while (!writer.post_write(peer, source.data(), source.size(), lane.rx->region(), 0, immediate,
-                              completion)) {
-      writer.progress();
-      lane.receiver_side.fabric().progress();
-    }
-  };
-  post(encode_rma_notice({0, RmaNoticeKind::kData, 4097}), &first);
-  const uint8_t* data;
-  try {
-    for (int i = 0; i < 1000000; ++i) {
-      writer.progress();
-      lane.rx->progress();
-      lane.rx->peek(&data);
-    }
-    FAIL() << "an overfilling notice was believed";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
-    EXPECT_NE(e.message().find("past the ring's free space"), std::string::npos) << e.message();
-  }
-  post(encode_rma_notice({1, RmaNoticeKind::kData, 8}), &second);
-  try {
-    for (int i = 0; i < 1000000; ++i) {
-      writer.progress();
-      lane.rx->progress();
-      lane.rx->peek(&data);
-    }
-    FAIL() << "a notice from a rank without a lane was believed";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
-    EXPECT_NE(e.message().find("rank 1, which has no lane"), std::string::npos) << e.message();
-  }
+  lane.post_raw(source, 0, encode_rma_notice({0, RmaNoticeKind::kData, 4097}), &first);
+  lane.expect_refused("past the ring's free space", "an overfilling notice");
+  lane.post_raw(source, 0, encode_rma_notice({1, RmaNoticeKind::kData, 8}), &second);
+  lane.expect_refused("rank 1, which has no lane", "a notice from a rank without a lane");
 }
 
 // A placement: the payload lands in the buffer the receiver offered, not
@@ -534,29 +536,11 @@ TEST_P(FabricRmaTest, LaneRefusesPlacedBytesItNeverOffered) {
 
 TEST_P(FabricRmaTest, LaneRefusesWritesThatLandOutOfOrder) {
   LanePair lane(GetParam(), node(), 4096);
-  FabricRma& writer = lane.sender_side.fabric();
-  const uint64_t peer = writer.add_peer(lane.receiver_side.fabric().address());
-  std::vector<uint8_t> source(16, 1);
   WriteCompletion completion;
   // The second write's notice arrives first.
-  while (!writer.post_write(peer, source.data(), source.size(), lane.rx->region(), 16,
-                            encode_rma_notice({0, RmaNoticeKind::kData, 16, 1}), &completion)) {
-    writer.progress();
-    lane.receiver_side.fabric().progress();
-  }
-  const uint8_t* data;
-  try {
-    for (int i = 0; i < 1000000; ++i) {
-      writer.progress();
-      lane.rx->progress();
-      lane.rx->peek(&data);
-    }
-    FAIL() << "a write out of order was believed";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
-    EXPECT_NE(e.message().find("write 1 landed where write 0 was due"), std::string::npos)
-        << e.message();
-  }
+  lane.post_raw(std::vector<uint8_t>(16, 1), 16,
+                encode_rma_notice({0, RmaNoticeKind::kData, 16, 1}), &completion);
+  lane.expect_refused("write 1 landed where write 0 was due", "a write out of order");
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, FabricRmaTest, ::testing::Values("tcp;ofi_rxm", "shm"),

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "polychip/error.hpp"
 
@@ -34,6 +35,32 @@ uint64_t part_begin(uint64_t count, int parts, int k) {
 uint32_t chunks_for(uint64_t max_part_bytes, uint64_t chunk_bytes) {
   uint64_t c = (max_part_bytes + chunk_bytes - 1) / std::max<uint64_t>(chunk_bytes, 1);
   return static_cast<uint32_t>(std::max<uint64_t>(c, 1));
+}
+
+// Offset and length of chunk c when the `length` units from `begin` are
+// split into `chunks`.
+std::pair<uint64_t, uint64_t> chunk_of(uint64_t begin, uint64_t length, uint32_t chunks,
+                                       uint32_t c) {
+  const uint64_t cb = part_begin(length, static_cast<int>(chunks), static_cast<int>(c));
+  const uint64_t ce = part_begin(length, static_cast<int>(chunks), static_cast<int>(c) + 1);
+  return {begin + cb, ce - cb};
+}
+
+// The n - 1 steps of one pass around a ring, chunk by chunk: `step(s, c)`
+// adds step s's send and receive of chunk c and returns both tasks; the send
+// waits for the same chunk's receive in the step before (`previous`, carried
+// from one pass into the next), so chunks pipeline through the ring.
+template <typename StepFn>
+void ring_pass(Plan& plan, int n, uint32_t chunks, std::vector<int>& previous, StepFn step) {
+  std::vector<int> current(chunks, -1);
+  for (int s = 0; s < n - 1; ++s) {
+    for (uint32_t c = 0; c < chunks; ++c) {
+      const auto [send, receive] = step(s, c);
+      plan.after(send, previous[c]);
+      current[c] = receive;
+    }
+    std::swap(previous, current);
+  }
 }
 
 // Frames of at most chunk_bytes covering `bytes` (at least one frame).
@@ -118,45 +145,35 @@ Finish build_ring_all_reduce(BuildContext& ctx, const void* send, void* recv, ui
   const uint32_t C = chunks_for(max_seg * a, ctx.chunk_bytes);
   // Element offset and length of chunk c of segment k.
   auto chunk = [&](int k, uint32_t c) {
-    uint64_t b = part_begin(count, n, k), m = part_begin(count, n, k + 1) - b;
-    uint64_t cb = part_begin(m, static_cast<int>(C), static_cast<int>(c));
-    uint64_t ce = part_begin(m, static_cast<int>(C), static_cast<int>(c) + 1);
-    return std::pair<uint64_t, uint64_t>{b + cb, ce - cb};
+    const uint64_t b = part_begin(count, n, k);
+    return chunk_of(b, part_begin(count, n, k + 1) - b, C, c);
   };
-  std::vector<int> previous(C, -1), current(C, -1);
-  for (int s = 0; s < n - 1; ++s) {
-    const int ks = mod(p - s, n), kr = mod(p - s - 1, n);
-    for (uint32_t c = 0; c < C; ++c) {
-      auto [so, sl] = chunk(ks, c);
-      int st = plan.send(right, kRingReduceStep + s, c, (s == 0 ? in_a : acc) + so * a, sl * a);
-      plan.after(st, previous[c]);
-      auto [ro, rl] = chunk(kr, c);
-      current[c] = plan.recv_reduce(left, kRingReduceStep + s, c, acc + ro * a, in_a + ro * a,
-                                    rl * a, fn, a);
-      if (s == n - 2) {
-        plan.on_complete(current[c], [=, mark = ctx.output_final] {
-          finalize_reduction(acc + ro * a, A, out + ro * d, D, rl, r.op, r.avg_ranks);
-          if (mark && rl > 0) mark(out + ro * d, rl * d);
-        });
-      }
+  std::vector<int> previous(C, -1);
+  ring_pass(plan, n, C, previous, [&](int s, uint32_t c) {
+    auto [so, sl] = chunk(mod(p - s, n), c);
+    int st = plan.send(right, kRingReduceStep + s, c, (s == 0 ? in_a : acc) + so * a, sl * a);
+    auto [ro, rl] = chunk(mod(p - s - 1, n), c);
+    int rt =
+        plan.recv_reduce(left, kRingReduceStep + s, c, acc + ro * a, in_a + ro * a, rl * a, fn, a);
+    if (s == n - 2) {
+      plan.on_complete(rt, [=, mark = ctx.output_final] {
+        finalize_reduction(acc + ro * a, A, out + ro * d, D, rl, r.op, r.avg_ranks);
+        if (mark && rl > 0) mark(out + ro * d, rl * d);
+      });
     }
-    std::swap(previous, current);
-  }
-  for (int t = 0; t < n - 1; ++t) {
-    const int ks = mod(p + 1 - t, n), kr = mod(p - t, n);
-    for (uint32_t c = 0; c < C; ++c) {
-      auto [so, sl] = chunk(ks, c);
-      int st = plan.send(right, kRingGatherStep + t, c, out + so * d, sl * d);
-      plan.after(st, previous[c]);
-      auto [ro, rl] = chunk(kr, c);
-      current[c] = plan.recv(left, kRingGatherStep + t, c, out + ro * d, rl * d);
-      if (ctx.output_final && rl > 0) {
-        plan.on_complete(current[c],
-                         [out, ro, rl, d, mark = ctx.output_final] { mark(out + ro * d, rl * d); });
-      }
+    return std::pair{st, rt};
+  });
+  ring_pass(plan, n, C, previous, [&](int t, uint32_t c) {
+    auto [so, sl] = chunk(mod(p + 1 - t, n), c);
+    int st = plan.send(right, kRingGatherStep + t, c, out + so * d, sl * d);
+    auto [ro, rl] = chunk(mod(p - t, n), c);
+    int rt = plan.recv(left, kRingGatherStep + t, c, out + ro * d, rl * d);
+    if (ctx.output_final && rl > 0) {
+      plan.on_complete(rt,
+                       [out, ro, rl, d, mark = ctx.output_final] { mark(out + ro * d, rl * d); });
     }
-    std::swap(previous, current);
-  }
+    return std::pair{st, rt};
+  });
   return {};
 }
 
@@ -240,30 +257,24 @@ Finish build_ring_reduce_scatter(BuildContext& ctx, const void* send, void* recv
   const int right = ctx.group.ranks[mod(p + 1, n)], left = ctx.group.ranks[mod(p - 1, n)];
   const uint32_t C = chunks_for(recv_count * a, ctx.chunk_bytes);
   auto chunk = [&](int k, uint32_t c) {
-    uint64_t cb = part_begin(recv_count, static_cast<int>(C), static_cast<int>(c));
-    uint64_t ce = part_begin(recv_count, static_cast<int>(C), static_cast<int>(c) + 1);
-    return std::pair<uint64_t, uint64_t>{uint64_t(k) * recv_count + cb, ce - cb};
+    return chunk_of(uint64_t(k) * recv_count, recv_count, C, c);
   };
-  std::vector<int> previous(C, -1), current(C, -1);
-  for (int s = 0; s < n - 1; ++s) {
-    const int ks = mod(p - s - 1, n), kr = mod(p - s - 2, n);
-    for (uint32_t c = 0; c < C; ++c) {
-      auto [so, sl] = chunk(ks, c);
-      int st =
-          plan.send(right, kRingReduceScatterStep + s, c, (s == 0 ? in_a : acc) + so * a, sl * a);
-      plan.after(st, previous[c]);
-      auto [ro, rl] = chunk(kr, c);
-      current[c] = plan.recv_reduce(left, kRingReduceScatterStep + s, c, acc + ro * a,
-                                    in_a + ro * a, rl * a, fn, a);
-      if (s == n - 2) {
-        uint64_t local = ro - uint64_t(p) * recv_count;
-        plan.on_complete(current[c], [=] {
-          finalize_reduction(acc + ro * a, A, out + local * d, D, rl, r.op, r.avg_ranks);
-        });
-      }
+  std::vector<int> previous(C, -1);
+  ring_pass(plan, n, C, previous, [&](int s, uint32_t c) {
+    auto [so, sl] = chunk(mod(p - s - 1, n), c);
+    int st =
+        plan.send(right, kRingReduceScatterStep + s, c, (s == 0 ? in_a : acc) + so * a, sl * a);
+    auto [ro, rl] = chunk(mod(p - s - 2, n), c);
+    int rt = plan.recv_reduce(left, kRingReduceScatterStep + s, c, acc + ro * a, in_a + ro * a,
+                              rl * a, fn, a);
+    if (s == n - 2) {
+      uint64_t local = ro - uint64_t(p) * recv_count;
+      plan.on_complete(rt, [=] {
+        finalize_reduction(acc + ro * a, A, out + local * d, D, rl, r.op, r.avg_ranks);
+      });
     }
-    std::swap(previous, current);
-  }
+    return std::pair{st, rt};
+  });
   return {};
 }
 
@@ -299,22 +310,15 @@ Finish build_ring_all_gather(BuildContext& ctx, const void* send, void* recv, ui
   const int right = ctx.group.ranks[mod(p + 1, n)], left = ctx.group.ranks[mod(p - 1, n)];
   const uint32_t C = chunks_for(send_bytes, ctx.chunk_bytes);
   auto chunk = [&](int k, uint32_t c) {
-    uint64_t cb = part_begin(send_bytes, static_cast<int>(C), static_cast<int>(c));
-    uint64_t ce = part_begin(send_bytes, static_cast<int>(C), static_cast<int>(c) + 1);
-    return std::pair<uint64_t, uint64_t>{uint64_t(k) * send_bytes + cb, ce - cb};
+    return chunk_of(uint64_t(k) * send_bytes, send_bytes, C, c);
   };
-  std::vector<int> previous(C, -1), current(C, -1);
-  for (int t = 0; t < n - 1; ++t) {
-    const int ks = mod(p - t, n), kr = mod(p - t - 1, n);
-    for (uint32_t c = 0; c < C; ++c) {
-      auto [so, sl] = chunk(ks, c);
-      int st = plan.send(right, kRingAllGatherStep + t, c, out + so, sl);
-      plan.after(st, previous[c]);
-      auto [ro, rl] = chunk(kr, c);
-      current[c] = plan.recv(left, kRingAllGatherStep + t, c, out + ro, rl);
-    }
-    std::swap(previous, current);
-  }
+  std::vector<int> previous(C, -1);
+  ring_pass(plan, n, C, previous, [&](int t, uint32_t c) {
+    auto [so, sl] = chunk(mod(p - t, n), c);
+    int st = plan.send(right, kRingAllGatherStep + t, c, out + so, sl);
+    auto [ro, rl] = chunk(mod(p - t - 1, n), c);
+    return std::pair{st, plan.recv(left, kRingAllGatherStep + t, c, out + ro, rl)};
+  });
   return {};
 }
 
