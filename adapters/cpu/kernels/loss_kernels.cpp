@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "element_types.hpp"
-#include "index_check.hpp"
+#include "index_dispatch.hpp"
 #include "kernel_registry.hpp"
 
 namespace polychip::cpu {
@@ -27,50 +27,41 @@ double row_logsumexp(const S* row, int64_t classes) {
   return m + std::log(sum);
 }
 
+// Both ops read logits c[0] [N, C] and targets c[1] [N], each in [0, C).
+template <class Body>
+polychip_status visit_logits_and_targets(const KernelCall& c, int64_t n, int64_t classes,
+                                         Body&& body) {
+  return visit_float_with_checked_indices(c, 0, 1, "targets", n, classes, "classes C", body);
+}
+
 // logits, targets -> loss (f32).
 polychip_status cross_entropy(const KernelCall& c) {
   const int64_t n = c[0].shape[0], classes = c[0].shape[1];
-  return visit_float(c[0].dtype, c.op, [&](auto s) {
+  return visit_logits_and_targets(c, n, classes, [&](auto s, const auto* targets) {
     using S = decltype(s);
-    return visit_index(c[1].dtype, c.op, [&](auto i) {
-      using I = decltype(i);
-      const I* targets = c[1].as<I>();
-      if (auto st = check_indices(c.op, "targets", targets, n, classes, "classes C");
-          st != POLYCHIP_OK)
-        return st;
-      for (int64_t r = 0; r < n; ++r) {
-        const S* row = c[0].as<S>() + r * classes;
-        c[2].as<float>()[r] =
-            static_cast<float>(row_logsumexp(row, classes) - to_f64(row[targets[r]]));
-      }
-      return kOk;
-    });
+    for (int64_t r = 0; r < n; ++r) {
+      const S* row = c[0].as<S>() + r * classes;
+      c[2].as<float>()[r] =
+          static_cast<float>(row_logsumexp(row, classes) - to_f64(row[targets[r]]));
+    }
   });
 }
 
 // logits, targets, dloss (f32) -> dlogits = dloss (softmax - onehot).
 polychip_status cross_entropy_backward(const KernelCall& c) {
   const int64_t n = c[0].shape[0], classes = c[0].shape[1];
-  return visit_float(c[0].dtype, c.op, [&](auto s) {
+  return visit_logits_and_targets(c, n, classes, [&](auto s, const auto* targets) {
     using S = decltype(s);
-    return visit_index(c[1].dtype, c.op, [&](auto i) {
-      using I = decltype(i);
-      const I* targets = c[1].as<I>();
-      if (auto st = check_indices(c.op, "targets", targets, n, classes, "classes C");
-          st != POLYCHIP_OK)
-        return st;
-      for (int64_t r = 0; r < n; ++r) {
-        const S* row = c[0].as<S>() + r * classes;
-        S* out = c[3].as<S>() + r * classes;
-        const double lse = row_logsumexp(row, classes);
-        const double g = c[2].as<float>()[r];
-        for (int64_t j = 0; j < classes; ++j) {
-          const double p = std::exp(to_f64(row[j]) - lse);
-          out[j] = from_f64<S>(g * (p - (j == static_cast<int64_t>(targets[r]) ? 1.0 : 0.0)));
-        }
+    for (int64_t r = 0; r < n; ++r) {
+      const S* row = c[0].as<S>() + r * classes;
+      S* out = c[3].as<S>() + r * classes;
+      const double lse = row_logsumexp(row, classes);
+      const double g = c[2].as<float>()[r];
+      for (int64_t j = 0; j < classes; ++j) {
+        const double p = std::exp(to_f64(row[j]) - lse);
+        out[j] = from_f64<S>(g * (p - (j == static_cast<int64_t>(targets[r]) ? 1.0 : 0.0)));
       }
-      return kOk;
-    });
+    }
   });
 }
 

@@ -7,25 +7,17 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "random_values.hpp"
 #include "reference/nvidia_reference.hpp"
 #include "sim_profiles.hpp"
 #include "sim_test_util.hpp"
 
 namespace polychip::testing {
 namespace {
-
-std::vector<double> random_values(size_t n, unsigned seed, double mean = 0, double sd = 1) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> dist(mean, sd);
-  std::vector<double> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 // One op case: inputs (dtype, shape, values), output shapes, attributes.
 struct Case {

@@ -2,20 +2,12 @@
 // embedding and the AdamW step.
 #include <cmath>
 #include <functional>
-#include <random>
 
 #include "kernel_test_util.hpp"
+#include "random_values.hpp"
 
 namespace polychip::testing {
 namespace {
-
-std::vector<double> random_values(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> dist;
-  std::vector<double> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 TEST_F(CpuKernelTest, AttentionClosedForms) {
   // B = H = 1, S = 2, D = 2. Causal: query 0 sees only key 0, so o[0] = v[0].

@@ -2,20 +2,12 @@
 // backward checked against central differences of the forward op (f64).
 #include <cmath>
 #include <functional>
-#include <random>
 
 #include "kernel_test_util.hpp"
+#include "random_values.hpp"
 
 namespace polychip::testing {
 namespace {
-
-std::vector<double> random_values(size_t n, unsigned seed, double mean = 0, double sd = 1) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> dist(mean, sd);
-  std::vector<double> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 // d/dx_i of L(x) = sum(w * f(x)) by central differences.
 std::vector<double> numeric_gradient(
