@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "abi_struct_size.hpp"
+
 namespace polychip::cpu {
 namespace {
 
@@ -37,12 +39,7 @@ polychip_status check_device(int device) {
 
 template <typename Args>
 polychip_status check_args(const Args* a, const char* call) {
-  if (!a) return fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{}: args is NULL", call));
-  const size_t size = a->struct_size;
-  if (size < sizeof(size_t) || size > (1u << 16))
-    return fail(POLYCHIP_INVALID_ARGUMENT,
-                fmt::format("{}: implausible struct_size {}", call, a->struct_size));
-  return POLYCHIP_OK;
+  return check_args_struct(a, call, fail);
 }
 #define CPU_CHECK(expr)               \
   do {                                \
@@ -75,11 +72,7 @@ polychip_status device_properties(polychip_device_properties_args* a) {
       POLYCHIP_CAP_HOST_VISIBLE_MEMORY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_NETWORK_EXPORT;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   p.compute_units = cores > 0 ? static_cast<int32_t>(cores) : 1;
-  // Write only what the caller's struct has room for (ABI rule).
-  size_t n = std::min(a->properties->struct_size, sizeof p);
-  std::memcpy(reinterpret_cast<char*>(a->properties) + sizeof(size_t),
-              reinterpret_cast<const char*>(&p) + sizeof(size_t), n - sizeof(size_t));
-  return POLYCHIP_OK;
+  return write_within_struct_size(p, a->properties, "device_properties", fail);
 }
 
 polychip_status memory_allocate(polychip_memory_allocate_args* a) {

@@ -1,6 +1,5 @@
 #include "sim_adapter.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "abi_struct_size.hpp"
 #include "drift_kernels.hpp"
 #include "emulated_kernel.hpp"
 #include "handle_registry.hpp"
@@ -59,12 +59,7 @@ int device_total() {
 
 template <typename Args>
 polychip_status check_args(const Args* a, const char* call) {
-  if (!a) return fail(POLYCHIP_INVALID_ARGUMENT, fmt::format("{}: args is NULL", call));
-  const size_t size = a->struct_size;
-  if (size < sizeof(size_t) || size > (1u << 16))
-    return fail(POLYCHIP_INVALID_ARGUMENT,
-                fmt::format("{}: implausible struct_size {}", call, a->struct_size));
-  return POLYCHIP_OK;
+  return cpu::check_args_struct(a, call, fail);
 }
 
 polychip_status check_device(int device, const char* call) {
@@ -111,10 +106,7 @@ polychip_status device_properties(polychip_device_properties_args* a) {
   p.capabilities =
       POLYCHIP_CAP_ASYNC_COPY | POLYCHIP_CAP_TIMING_EVENTS | POLYCHIP_CAP_NETWORK_EXPORT;
   p.compute_units = 1;
-  const size_t n = std::min(a->properties->struct_size, sizeof p);
-  std::memcpy(reinterpret_cast<char*>(a->properties) + sizeof(size_t),
-              reinterpret_cast<const char*>(&p) + sizeof(size_t), n - sizeof(size_t));
-  return POLYCHIP_OK;
+  return cpu::write_within_struct_size(p, a->properties, "device_properties", fail);
 }
 
 // ---- memory ----------------------------------------------------------------

@@ -36,12 +36,13 @@ polychip_status device_properties(polychip_device_properties_args* args) {
   p.capabilities = POLYCHIP_CAP_HOST_VISIBLE_MEMORY | POLYCHIP_CAP_TIMING_EVENTS;
   p.compute_units = 1;
   // ABI rule: write only what the caller's (possibly older) struct holds,
-  // and keep its struct_size.
+  // and keep its struct_size; one that does not cover itself was not set.
+  if (args->properties->struct_size < sizeof(size_t))
+    return fail(POLYCHIP_INVALID_ARGUMENT, "device_properties: properties->struct_size is not set");
   const size_t n =
       args->properties->struct_size < sizeof p ? args->properties->struct_size : sizeof p;
-  if (n > sizeof(size_t))
-    std::memcpy(reinterpret_cast<char*>(args->properties) + sizeof(size_t),
-                reinterpret_cast<const char*>(&p) + sizeof(size_t), n - sizeof(size_t));
+  std::memcpy(reinterpret_cast<char*>(args->properties) + sizeof(size_t),
+              reinterpret_cast<const char*>(&p) + sizeof(size_t), n - sizeof(size_t));
   return POLYCHIP_OK;
 }
 
