@@ -62,7 +62,7 @@ void nvidia_reference_run(const OpSpec& op, std::span<const HostTensor> inputs,
     throw_error(StatusCode::kUnsupported,
                 fmt::format("the NVIDIA emulation does not implement op '{}'", op.name));
   precision::prepare_host_call(op, inputs, outputs, attrs);
-  it->second(emulation::Call{op, inputs, outputs, attrs});
+  it->second(emulation::Call{{op, inputs, outputs, attrs}});
 }
 
 std::string nvidia_reference_run_or_replay(const TraceStore* store, const TraceKey& key,
@@ -100,21 +100,6 @@ DType Call::compute_dtype() const {
     return k < in.size() ? in[k].dtype : out[k - in.size()].dtype;
   }
   return in.empty() ? out[0].dtype : in[0].dtype;
-}
-
-AxisSplit split_axis(const Shape& shape, int64_t axis_attr) {
-  int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
-  AxisSplit s;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d < axis)
-      s.outer *= shape[d];
-    else if (d == axis)
-      s.length = shape[d];
-    else
-      s.inner *= shape[d];
-  }
-  return s;
 }
 
 }  // namespace emulation

@@ -1,10 +1,10 @@
 #include "tolerance.hpp"
 
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "json_data_file.hpp"
 #include "polychip/error.hpp"
 
 namespace polychip::precision {
@@ -15,7 +15,7 @@ extern const char* const kBuiltinTolerancesJson;
 namespace {
 
 [[noreturn]] void bad(const std::string& origin, const std::string& why) {
-  throw_error(StatusCode::kInvalidArgument, fmt::format("tolerances '{}': {}", origin, why));
+  throw_bad_data_file("tolerances", origin, why);
 }
 
 // doc[section][dtype] or doc[section]["*"], as a number; false when absent.
@@ -89,16 +89,7 @@ ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string 
 }
 
 ToleranceTable ToleranceTable::from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw_error(StatusCode::kNotFound, fmt::format("tolerances file '{}' cannot be read", path));
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    bad(path, e.what());
-  }
-  return from_json(doc, path);
+  return from_json(read_json_data_file("tolerances", path), path);
 }
 
 const ToleranceTable& ToleranceTable::builtin() {

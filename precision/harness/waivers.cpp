@@ -1,9 +1,8 @@
 #include "waivers.hpp"
 
-#include <fstream>
-
 #include <fmt/format.h>
 
+#include "json_data_file.hpp"
 #include "polychip/error.hpp"
 #include "polychip/op_contract.hpp"
 
@@ -14,7 +13,7 @@ extern const char* const kBuiltinWaiversJson;
 namespace {
 
 [[noreturn]] void bad(const std::string& origin, const std::string& why) {
-  throw_error(StatusCode::kInvalidArgument, fmt::format("waivers '{}': {}", origin, why));
+  throw_bad_data_file("waivers", origin, why);
 }
 
 bool matches(const std::string& pattern, const std::string& value) {
@@ -70,16 +69,7 @@ WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) 
 }
 
 WaiverList WaiverList::from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw_error(StatusCode::kNotFound, fmt::format("waivers file '{}' cannot be read", path));
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    bad(path, e.what());
-  }
-  return from_json(doc, path);
+  return from_json(read_json_data_file("waivers", path), path);
 }
 
 const WaiverList& WaiverList::builtin() {

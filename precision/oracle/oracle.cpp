@@ -76,22 +76,4 @@ void oracle_run(const OpSpec& op, std::span<const HostTensor> inputs, std::span<
   it->second(oracle_detail::Call{op, inputs, outputs, attrs});
 }
 
-namespace oracle_detail {
-
-AxisSplit split_axis(const Shape& shape, int64_t axis_attr) {
-  int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
-  AxisSplit s;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d < axis)
-      s.outer *= shape[d];
-    else if (d == axis)
-      s.length = shape[d];
-    else
-      s.inner *= shape[d];
-  }
-  return s;
-}
-
-}  // namespace oracle_detail
 }  // namespace polychip::precision

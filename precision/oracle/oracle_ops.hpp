@@ -4,25 +4,13 @@
 #include <cstdint>
 #include <span>
 
+#include "precision/axis_split.hpp"
+#include "precision/host_call.hpp"
 #include "precision/host_tensor.hpp"
 
 namespace polychip::precision::oracle_detail {
 
-struct Call {
-  const OpSpec& op;
-  std::span<const HostTensor> in;
-  std::span<HostTensor> out;
-  const polychip_op_attrs& attrs;
-  int64_t i(int slot) const { return attrs.ints[slot]; }
-  double f(int slot) const { return attrs.floats[slot]; }
-};
-
-// A tensor seen as [outer, length, inner] around one axis.
-struct AxisSplit {
-  int64_t outer = 1, length = 1, inner = 1;
-  int64_t at(int64_t o, int64_t l, int64_t r) const { return (o * length + l) * inner + r; }
-};
-AxisSplit split_axis(const Shape& shape, int64_t axis_attr);
+using Call = HostCall;
 
 void gemm(const Call& c);
 void binary(const Call& c);

@@ -1,0 +1,26 @@
+#include "json_data_file.hpp"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "polychip/error.hpp"
+
+namespace polychip::precision {
+
+void throw_bad_data_file(std::string_view kind, const std::string& origin, const std::string& why) {
+  throw_error(StatusCode::kInvalidArgument, fmt::format("{} '{}': {}", kind, origin, why));
+}
+
+nlohmann::json read_json_data_file(std::string_view kind, const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw_error(StatusCode::kNotFound, fmt::format("{} file '{}' cannot be read", kind, path));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw_bad_data_file(kind, path, e.what());
+  }
+}
+
+}  // namespace polychip::precision

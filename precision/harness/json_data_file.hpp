@@ -1,0 +1,21 @@
+// Reading the harness's JSON data files (tolerances, waivers): one way to
+// report a file that cannot be read or a bad entry, naming the kind of file.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace polychip::precision {
+
+// Throws INVALID_ARGUMENT "<kind> '<origin>': <why>" (`origin`: a path or
+// "built-in <file>").
+[[noreturn]] void throw_bad_data_file(std::string_view kind, const std::string& origin,
+                                      const std::string& why);
+
+// The JSON in `path`: NOT_FOUND "<kind> file '<path>' cannot be read" when it
+// cannot be opened, INVALID_ARGUMENT (as throw_bad_data_file) when it is not JSON.
+nlohmann::json read_json_data_file(std::string_view kind, const std::string& path);
+
+}  // namespace polychip::precision
