@@ -74,6 +74,50 @@ TEST(Metrics, NonFiniteValuesMustMatchTheirClass) {
   EXPECT_FALSE(
       compare_output(tensor(DType::kF32, {-inf}), tensor(DType::kF64, {inf}), ulp_tol(0), 1)
           .within_tolerance());
+  // Where the exact value is NaN, a number is wrong however loose the bound.
+  auto number_for_nan =
+      compare_output(tensor(DType::kF32, {0.0}), tensor(DType::kF64, {nan}), ulp_tol(1e9), 1);
+  EXPECT_FALSE(number_for_nan.within_tolerance());
+  EXPECT_EQ(number_for_nan.mismatches, 1);
+}
+
+TEST(Metrics, ExactModeMatchesNaNOnlyWithNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tolerance t;
+  t.mode = ToleranceMode::kExact;
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {nan}), tensor(DType::kF64, {nan}), t, 1)
+                  .within_tolerance());
+  EXPECT_FALSE(compare_output(tensor(DType::kF32, {nan}), tensor(DType::kF64, {1.0}), t, 1)
+                   .within_tolerance());
+  EXPECT_FALSE(compare_output(tensor(DType::kF32, {1.0}), tensor(DType::kF64, {nan}), t, 1)
+                   .within_tolerance());
+}
+
+TEST(Metrics, CloseModeWithNothingAllowedRefusesAnyDifference) {
+  Tolerance t;
+  t.mode = ToleranceMode::kClose;
+  t.rtol = 0;
+  t.atol_factor = 0;
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {0.0}), tensor(DType::kF64, {0.0}), t, 1)
+                  .within_tolerance());
+  auto m = compare_output(tensor(DType::kF32, {0.0, 1e-30}), tensor(DType::kF64, {0.0, 0.0}), t, 1);
+  EXPECT_FALSE(m.within_tolerance());
+  EXPECT_TRUE(std::isinf(m.max_tolerance_fraction));
+  EXPECT_EQ(m.worst_index, 1);
+}
+
+TEST(Metrics, TheWorstElementIsTheFurthestOutsideItsBoundWhereverItIs) {
+  // A later, worse element replaces an earlier one...
+  auto later =
+      compare_output(tensor(DType::kF32, {1.0 + std::ldexp(1.0, -23), 2.0 + std::ldexp(1.0, -20)}),
+                     tensor(DType::kF64, {1.0, 2.0}), ulp_tol(0), 1);
+  EXPECT_EQ(later.worst_index, 1);
+  EXPECT_NEAR(later.max_ulp_error, 4.0, 1e-12);
+  // ...and an equally bad later one does not: the first stays named.
+  auto tie =
+      compare_output(tensor(DType::kF32, {1.0 + std::ldexp(1.0, -23), 1.0 + std::ldexp(1.0, -23)}),
+                     tensor(DType::kF64, {1.0, 1.0}), ulp_tol(0), 1);
+  EXPECT_EQ(tie.worst_index, 0);
 }
 
 TEST(Metrics, CloseModeScalesAtolWithReductionLengthAndMagnitude) {
@@ -116,6 +160,10 @@ TEST(Metrics, UnderAZeroToleranceTheWorstIsTheFurthestOff) {
   EXPECT_EQ(m.worst_index, 2);
   EXPECT_DOUBLE_EQ(m.max_abs_error, 4.0);
   EXPECT_DOUBLE_EQ(m.worst_device - m.worst_exact, 4.0);
+  // The furthest first: a nearer miss after it, or one as far, does not take its place.
+  auto first =
+      compare_output(tensor(DType::kF32, {1, 7, 2.5, -1}), tensor(DType::kF64, {1, 3, 2, 3}), t, 1);
+  EXPECT_EQ(first.worst_index, 1);
 }
 
 TEST(Metrics, HexFloat) {
