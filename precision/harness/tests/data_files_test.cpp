@@ -50,6 +50,22 @@ TEST(Tolerances, MalformedTablesAreRefused) {
   bad_dtype["defaults"]["rtol"]["f33"] = 1;
   EXPECT_NE(error_of([&] { ToleranceTable::from_json(bad_dtype, "t"); }).find("defaults.rtol"),
             std::string::npos);
+  for (const char* section : {"rtol", "atol_factor"}) {
+    json missing = good;
+    missing["defaults"].erase(section);
+    EXPECT_NE(error_of([&] {
+                ToleranceTable::from_json(missing, "t");
+              }).find(std::string("'defaults.") + section + "' must be an object"),
+              std::string::npos)
+        << section;
+    json not_object = good;
+    not_object["defaults"][section] = 1e-6;
+    EXPECT_NE(error_of([&] {
+                ToleranceTable::from_json(not_object, "t");
+              }).find(std::string("'defaults.") + section + "' must be an object"),
+              std::string::npos)
+        << section;
+  }
   json negative = good;
   negative["ulp_bounds"] = {{"exp", {{"f32", -1}}}};
   EXPECT_NE(error_of([&] { ToleranceTable::from_json(negative, "t"); }).find("ulp_bounds.exp.f32"),
@@ -59,6 +75,34 @@ TEST(Tolerances, MalformedTablesAreRefused) {
   EXPECT_NE(error_of([&] { t.lookup("gemm", DType::kF16); }).find("f16"), std::string::npos);
   EXPECT_NE(error_of([] { ToleranceTable::from_file("/nonexistent/t.json"); }).find("/nonexistent"),
             std::string::npos);
+}
+
+// What results.json records of a tolerance: the bound of its mode and
+// nothing of the others.
+TEST(Tolerances, RecordedWithTheFieldsOfTheirMode) {
+  Tolerance ulp;
+  ulp.mode = ToleranceMode::kUlp;
+  ulp.ulp = 3;
+  const json u = to_json(ulp);
+  EXPECT_EQ(u.at("mode"), "ulp");
+  EXPECT_EQ(u.at("ulp"), 3);
+  EXPECT_FALSE(u.contains("rtol"));
+  EXPECT_TRUE(u.contains("quality_ratio"));
+  Tolerance close;
+  close.mode = ToleranceMode::kClose;
+  close.rtol = 1e-3;
+  close.atol_factor = 1e-5;
+  const json c = to_json(close);
+  EXPECT_EQ(c.at("rtol"), 1e-3);
+  EXPECT_EQ(c.at("atol_factor"), 1e-5);
+  EXPECT_FALSE(c.contains("ulp"));
+  EXPECT_TRUE(c.contains("quality_floor"));
+  Tolerance exact;
+  exact.mode = ToleranceMode::kExact;
+  const json e = to_json(exact);
+  EXPECT_EQ(e.at("mode"), "exact");
+  for (const char* field : {"ulp", "rtol", "atol_factor", "quality_ratio", "quality_floor"})
+    EXPECT_FALSE(e.contains(field)) << field;
 }
 
 TEST(Waivers, ParseMatchAndRefuse) {
