@@ -1,6 +1,5 @@
 #include "tolerance.hpp"
 
-#include <sstream>
 
 #include <fmt/format.h>
 
