@@ -3,11 +3,11 @@
 
 Plants one small defect at a time in one source file (a comparison turned
 around or made inclusive, `&&` <-> `||`, `+` <-> `-`, `std::max` <->
-`std::min`, a `!` dropped, two adjacent call arguments swapped), rebuilds a
-target and runs a test command. A mutant the test does not fail "survived":
-either the test misses that bug or the mutant cannot change any result (read
-it to tell which). The file is restored after every run, also when the sweep
-is interrupted.
+`std::min`, a `!` dropped, two adjacent call arguments swapped; never inside
+a string literal or a comment), rebuilds a target and runs a test command.
+A mutant the test does not fail "survived": either the test misses that bug
+or the mutant cannot change any result (read it to tell which). The file is
+restored after every run, also when the sweep is interrupted.
 
 Usage (from the repository root, on a build tree that is up to date):
   tools/mutation_sweep.py precision/harness/metrics.cpp \\
@@ -32,6 +32,31 @@ OPERATORS = [
 ]
 
 
+def code_mask(line):
+    """Per character of `line`: True where it is code, False inside a string
+    or character literal or a trailing // comment (mutating text is noise)."""
+    mask, quote, escaped, k = [], None, False, 0
+    while k < len(line):
+        ch = line[k]
+        if quote:
+            mask.append(False)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+        elif line.startswith("//", k):
+            return mask + [False] * (len(line) - k)
+        elif ch in "\"'" and not (ch == "'" and k > 0 and line[k - 1].isalnum()):
+            quote = ch  # (a ' between digits is a C++14 digit separator)
+            mask.append(False)
+        else:
+            mask.append(True)
+        k += 1
+    return mask
+
+
 def split_arguments(text):
     """Top-level comma-separated pieces of `text` (parentheses respected)."""
     pieces, depth, current = [], 0, ""
@@ -49,9 +74,9 @@ def split_arguments(text):
 
 def call_argument_swaps(line):
     """Mutants of `line` with two adjacent arguments of one call swapped."""
-    out = []
+    out, code = [], code_mask(line)
     for open_at, ch in enumerate(line):
-        if ch != "(" or open_at == 0 or not (line[open_at - 1].isalnum() or line[open_at - 1] == "_"):
+        if ch != "(" or not code[open_at] or open_at == 0 or not (line[open_at - 1].isalnum() or line[open_at - 1] == "_"):
             continue
         depth, close_at = 0, -1
         for k in range(open_at, len(line)):
@@ -79,8 +104,11 @@ def mutants(lines, first, last, swap_arguments):
         stripped = line.strip()
         if not stripped or stripped.startswith(("//", "#", "*", "/*")):
             continue
+        code = code_mask(line)
         for pattern, replacement in OPERATORS:
             for m in re.finditer(pattern, line):
+                if not code[m.start()]:
+                    continue
                 yield index, line[:m.start()] + replacement + line[m.end():]
         if swap_arguments:
             for mutated in call_argument_swaps(line):
