@@ -3,13 +3,12 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <memory>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "device_io.hpp"
+#include "dominant_value.hpp"
 #include "exact_inputs.hpp"
 #include "exhaustive_unary.hpp"
 #include "metrics.hpp"
@@ -114,8 +113,8 @@ std::string first_difference(const Problem& p, const std::vector<HostTensor>& a,
       return fmt::format(
           "nondeterministic: runs differ at element {} {} of '{}' (first run {} = {}, "
           "second {} = {})",
-          i, multi_index(a[k].shape, static_cast<int64_t>(i)), tensor_name(p, p.inputs.size() + k),
-          hex_float(x), x, hex_float(y), y);
+          i, multi_index(a[k].shape, static_cast<int64_t>(i)), output_name(p, k), hex_float(x), x,
+          hex_float(y), y);
     }
   return "";
 }
@@ -136,28 +135,17 @@ std::string describe_worst(const OutputMetrics& m, const Tolerance& tol) {
   return fmt::format("worst uses {:.3g}x the tolerance", m.max_tolerance_fraction);
 }
 
-// benchdnn's MISTRUSTED: an output of at least 16 elements whose exact
-// values are more than 90% one value (zeros, say) cannot tell a right
-// kernel from one that writes that value. "" when every output can, else
-// why not. fill's output is one value by definition (and checked exactly).
+// "" when every output can tell a right kernel from a constant one, else
+// why not (dominant_value.hpp). fill's output is one value by definition
+// (and checked exactly).
 std::string mistrust(const Problem& p, const std::vector<HostTensor>& exact) {
   if (p.spec.op == "fill") return "";
-  for (size_t k = 0; k < exact.size(); ++k) {
-    const auto& v = exact[k].values;
-    if (v.size() < 16) continue;
-    // (NaNs are counted apart: as map keys each would be distinct, all in
-    // one hash bucket.)
-    std::unordered_map<double, size_t> counts;
-    size_t nans = 0;
-    for (double x : v) std::isnan(x) ? ++nans : ++counts[x];
-    if (nans * 10 > v.size() * 9) counts[std::numeric_limits<double>::quiet_NaN()] = nans;
-    for (const auto& [value, n] : counts)
-      if (n * 10 > v.size() * 9)
-        return fmt::format(
-            "mistrusted: {} of {} exact values of '{}' are {}; a kernel writing that constant "
-            "would pass too, so the case proves nothing",
-            n, v.size(), tensor_name(p, p.inputs.size() + k), value);
-  }
+  for (size_t k = 0; k < exact.size(); ++k)
+    if (const auto d = dominant_value(exact[k].values))
+      return fmt::format(
+          "mistrusted: {} of {} exact values of '{}' are {}; a kernel writing that constant "
+          "would pass too, so the case proves nothing",
+          d->count, exact[k].values.size(), output_name(p, k), d->value);
   return "";
 }
 
@@ -363,8 +351,7 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
   const size_t w = dev.worst;
   nlohmann::json outputs = nlohmann::json::array();
   for (size_t k = 0; k < got.size(); ++k) {
-    const size_t ti = p.inputs.size() + k;
-    nlohmann::json o = {{"name", tensor_name(p, ti)},
+    nlohmann::json o = {{"name", output_name(p, k)},
                         {"dtype", dtype_name(got[k].dtype)},
                         {"metrics", to_json(dev.metrics[k])},
                         {"tolerance", to_json(tols[k])}};
@@ -399,7 +386,7 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
   // The worst element, with its inputs in hex float.
   if (!got.empty() && dev.metrics[w].worst_index >= 0) {
     const auto& m = dev.metrics[w];
-    nlohmann::json we = {{"output", tensor_name(p, p.inputs.size() + w)},
+    nlohmann::json we = {{"output", output_name(p, w)},
                          {"index", multi_index(got[w].shape, m.worst_index)},
                          {"flat_index", m.worst_index},
                          {"device", hex_float(m.worst_device)},
@@ -421,7 +408,7 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
     return finish(Verdict::kFail,
                   fmt::format("{} of {} elements of '{}' beyond tolerance ({}: element {} {}: "
                               "device {} = {} vs exact {} = {})",
-                              m.mismatches, m.elements, tensor_name(p, p.inputs.size() + w),
+                              m.mismatches, m.elements, output_name(p, w),
                               describe_worst(m, tols[w]), m.worst_index,
                               multi_index(got[w].shape, m.worst_index), hex_float(m.worst_device),
                               m.worst_device, hex_float(m.worst_exact), m.worst_exact));

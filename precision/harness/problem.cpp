@@ -193,6 +193,8 @@ std::string tensor_name(const Problem& p, size_t k) {
   return k < p.op->tensors.size() ? p.op->tensors[k].name : fmt::format("#{}", k);
 }
 
+std::string output_name(const Problem& p, size_t k) { return tensor_name(p, p.inputs.size() + k); }
+
 Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
   Problem p;
   p.spec = spec;

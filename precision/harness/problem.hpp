@@ -45,5 +45,7 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle);
 
 // Names of the ops' tensors (contract order), for messages.
 std::string tensor_name(const Problem& p, size_t tensor_index);
+// Name of output `output_index` (0 = the op's first output).
+std::string output_name(const Problem& p, size_t output_index);
 
 }  // namespace polychip::precision

@@ -1,6 +1,5 @@
 #include "tolerance.hpp"
 
-
 #include <fmt/format.h>
 
 #include "json_data_file.hpp"

@@ -2,14 +2,19 @@
 // Dispatcher::patch to misbehave in each way a verdict must name.
 #include "case_runner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "kernel_test_support.hpp"
+#include "metrics.hpp"
 #include "polychip/hal.hpp"
+#include "polychip/op_contract.hpp"
 #include "precision/oracle/oracle.hpp"
+#include "problem.hpp"
 
 extern "C" const polychip_adapter_api* polychip_cpu_adapter_get_api(void);
 
@@ -79,6 +84,47 @@ polychip_status nondeterministic_exp(const polychip_kernel_args* a) {
   }
   return POLYCHIP_OK;
 }
+// Correct y, but x[2] overwritten afterwards (a kernel using its input as
+// scratch), with a number or with NaN.
+polychip_status exp_overwriting_its_input(const polychip_kernel_args* a) {
+  exact_exp(a);
+  host_f32(a, 0)[2] = 1.5f;
+  return POLYCHIP_OK;
+}
+polychip_status exp_writing_nan_into_its_input(const polychip_kernel_args* a) {
+  exact_exp(a);
+  host_f32(a, 0)[2] = NAN;
+  return POLYCHIP_OK;
+}
+
+// Every output of the call (contiguous f32) set to `value`.
+void fill_outputs(const polychip_kernel_args* a, float value) {
+  const OpSpec* op = find_op(a->op);
+  for (int k = 0; k < a->num_tensors; ++k)
+    if (op->tensors[static_cast<size_t>(k)].is_output)
+      std::fill_n(host_f32(a, k), numel(a->tensors[k]), value);
+}
+polychip_status nan_outputs(const polychip_kernel_args* a) {
+  fill_outputs(a, NAN);
+  return POLYCHIP_OK;
+}
+// Zeros, and 1e30 at one element of the first output: the case fails with
+// its worst element there.
+polychip_status wrong_most_at(const polychip_kernel_args* a, bool last) {
+  fill_outputs(a, 0.0f);
+  const OpSpec* op = find_op(a->op);
+  int y = 0;
+  while (!op->tensors[static_cast<size_t>(y)].is_output) ++y;
+  host_f32(a, y)[last ? numel(a->tensors[y]) - 1 : 0] = 1e30f;
+  return POLYCHIP_OK;
+}
+polychip_status wrong_most_at_the_last_element(const polychip_kernel_args* a) {
+  return wrong_most_at(a, true);
+}
+polychip_status wrong_most_at_the_first_element(const polychip_kernel_args* a) {
+  return wrong_most_at(a, false);
+}
+
 // relu that passes negatives through: wrong against exact zeros.
 polychip_status leaky_relu(const polychip_kernel_args* a) {
   float *x = host_f32(a, 0), *y = host_f32(a, 1);
@@ -108,6 +154,29 @@ void rounded_oracle(const OpSpec& op, std::span<const HostTensor> in, std::span<
     for (auto& v : t.values) v = round_to_dtype(v, t.dtype);
 }
 
+// Element [index...] of a row-major host tensor.
+double at(const HostTensor& t, std::initializer_list<int64_t> index) {
+  int64_t flat = 0;
+  size_t d = 0;
+  for (int64_t i : index) flat = flat * t.shape[d++] + i;
+  return t.values[static_cast<size_t>(flat)];
+}
+std::vector<double> row_of(const HostTensor& x, int64_t r) {
+  std::vector<double> v;
+  for (int64_t c = 0; c < x.shape[1]; ++c) v.push_back(at(x, {r, c}));
+  return v;
+}
+std::vector<double> column_of(const HostTensor& x, int64_t c) {
+  std::vector<double> v;
+  for (int64_t r = 0; r < x.shape[0]; ++r) v.push_back(at(x, {r, c}));
+  return v;
+}
+nlohmann::json hex_values(const std::vector<double>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (double x : v) out.push_back(hex_float(x));
+  return out;
+}
+
 class CaseRunnerTest : public ::testing::Test {
  protected:
   CaseRunnerTest() : runtime_(options()), device_(runtime_.device("cpu")), stream_(device_) {
@@ -125,6 +194,15 @@ class CaseRunnerTest : public ::testing::Test {
     runtime_.dispatcher().patch(device_.device_type(), op, std::nullopt, fn, "case_runner_test");
   }
   std::string message_of(const char* id) { return run(id).record.value("message", ""); }
+  // Runs `id` with its op patched to `fn`, expecting a failure: the record's
+  // worst element, and the problem (the inputs the case ran on).
+  std::pair<nlohmann::json, Problem> worst_of(const char* id, polychip_kernel_fn fn) {
+    const CaseSpec spec = parse_case_id(id);
+    patch(spec.op.c_str(), fn);
+    const CaseOutcome out = run(id);
+    EXPECT_EQ(out.verdict, Verdict::kFail) << id << ": " << out.record.dump(1);
+    return {out.record.value("worst", nlohmann::json::object()), build_problem(spec, kOracle)};
+  }
 
   Runtime runtime_;
   Device device_;
@@ -135,7 +213,8 @@ class CaseRunnerTest : public ::testing::Test {
 
 TEST_F(CaseRunnerTest, CpuKernelsPassWithFullRecord) {
   for (const char* id : {"exp/f32/100/seed=1", "gemm/bf16/8x9x10/tb+beta/seed=2",
-                         "reduce_sum/f16/5x7/strided/seed=3", "layernorm/f32/4x33/offset/seed=4"}) {
+                         "reduce_sum/f16/5x7/strided/seed=3", "layernorm/f32/4x33/offset/seed=4",
+                         "add/f32/17x33/broadcast/seed=5"}) {
     auto out = run(id);
     EXPECT_EQ(out.verdict, Verdict::kPass) << id << ": " << out.record.dump(1);
     EXPECT_EQ(out.record["id"], id);
@@ -258,6 +337,158 @@ TEST_F(CaseRunnerTest, HarnessErrorsAreReportedNotThrown) {
   auto out = run("softmax_backward/f32/4x5/seed=1");
   EXPECT_EQ(out.verdict, Verdict::kFail);
   EXPECT_NE(out.record["message"].get<std::string>().find("harness"), std::string::npos);
+}
+
+TEST_F(CaseRunnerTest, AnInputTheKernelChangedFailsNamingIt) {
+  for (polychip_kernel_fn fn : {&exp_overwriting_its_input, &exp_writing_nan_into_its_input}) {
+    patch_exp(fn);
+    auto out = run("exp/f32/100/seed=1");
+    EXPECT_EQ(out.verdict, Verdict::kFail) << out.record.dump(1);
+    EXPECT_NE(out.record.value("message", "").find("input 'x' was modified at element 2"),
+              std::string::npos)
+        << out.record["message"];
+  }
+}
+
+TEST_F(CaseRunnerTest, GemmMathModesAreJudgedByTheirOwnTolerances) {
+  const ToleranceTable& table = ToleranceTable::builtin();
+  const double strict = table.lookup("gemm", DType::kF32).rtol;
+  const double tf32 = table.lookup("gemm:tf32", DType::kF32).rtol;
+  // rpr widens the absolute term only.
+  const double rpr = table.lookup("gemm:rpr", DType::kBF16).atol_factor;
+  ASSERT_NE(strict, tf32);
+  ASSERT_NE(table.lookup("gemm", DType::kBF16).atol_factor, rpr);
+  EXPECT_EQ(run("gemm/f32/8x9x10/seed=1").record["tolerance"]["rtol"], strict);
+  EXPECT_EQ(run("gemm/f32/8x9x10/tf32/seed=1").record["tolerance"]["rtol"], tf32);
+  EXPECT_EQ(run("gemm/bf16/8x9x16/rpr/seed=1").record["tolerance"]["atol_factor"], rpr);
+}
+
+// A failing gemm's record carries, beside its worst element, the row of
+// op(a), the column of op(b) and the element of c it was computed from.
+TEST_F(CaseRunnerTest, WorstGemmElementCarriesItsRowOfAAndColumnOfB) {
+  for (const char* id : {"gemm/f32/5x6x7/seed=1", "gemm/f32/5x6x7/ta/seed=2",
+                         "gemm/f32/5x6x7/tb+beta/seed=3", "gemm/f32/3x5x6x7/ta+tb+beta/seed=4"}) {
+    const auto result = worst_of(id, &wrong_most_at_the_last_element);
+    const nlohmann::json& w = result.first;
+    const Problem& p = result.second;
+    const bool batched = p.spec.dims.size() == 4;
+    const int64_t m = p.spec.dims[batched], n = p.spec.dims[batched + 1], k = p.spec.dims.back();
+    // The last element of y: the last batch, row m - 1, column n - 1.
+    const int64_t b = batched ? p.spec.dims[0] - 1 : 0, i = m - 1, j = n - 1;
+    EXPECT_EQ(w["flat_index"], (b + 1) * m * n - 1) << id;
+    auto element = [&](const HostTensor& t, int64_t r, int64_t c) {
+      return batched ? at(t, {b, r, c}) : at(t, {r, c});
+    };
+    const bool ta = p.spec.has("ta"), tb = p.spec.has("tb");
+    std::vector<double> row, column;
+    for (int64_t q = 0; q < k; ++q) {
+      row.push_back(ta ? element(p.inputs[0], q, i) : element(p.inputs[0], i, q));
+      column.push_back(tb ? element(p.inputs[1], j, q) : element(p.inputs[1], q, j));
+    }
+    const nlohmann::json& ins = w["inputs"];
+    EXPECT_EQ(ins[fmt::format("a row {}", i)], hex_values(row)) << id << ": " << ins.dump(1);
+    EXPECT_EQ(ins[fmt::format("b column {}", j)], hex_values(column)) << id;
+    EXPECT_EQ(ins["c"], hex_float(element(p.inputs[2], i, j))) << id;
+  }
+  // A long row is cut at 64 values, saying how many more there were.
+  const auto result = worst_of("gemm/f32/2x3x70/seed=5", &wrong_most_at_the_last_element);
+  const nlohmann::json& row = result.first["inputs"]["a row 1"];
+  ASSERT_EQ(row.size(), 65u) << row.dump();
+  EXPECT_EQ(row[63], hex_float(at(result.second.inputs[0], {1, 63})));
+  EXPECT_EQ(row[64], "... 6 more");
+}
+
+// Reductions, softmax, norms and losses: the row (or, along axis 0, the
+// column) of the first input behind the worst element.
+TEST_F(CaseRunnerTest, WorstElementOfARowOpCarriesItsRowOrColumn) {
+  struct Expected {
+    const char* id;
+    std::string key;
+    bool column;
+    int64_t index;
+  };
+  for (const Expected& e : {Expected{"reduce_sum/f32/5x7/seed=1", "x row 4", false, 4},
+                            Expected{"reduce_sum/f32/5x7/axis0/seed=1", "x column 6", true, 6},
+                            Expected{"softmax/f32/5x7/seed=1", "x row 4", false, 4},
+                            Expected{"softmax/f32/5x7/axis0/seed=1", "x column 6", true, 6},
+                            Expected{"layernorm/f32/4x9/seed=1", "x row 3", false, 3},
+                            Expected{"cross_entropy/f32/6x10/seed=1", "logits row 5", false, 5}}) {
+    const auto result = worst_of(e.id, &wrong_most_at_the_last_element);
+    const HostTensor& x = result.second.inputs[0];
+    EXPECT_EQ(result.first["inputs"][e.key],
+              hex_values(e.column ? column_of(x, e.index) : row_of(x, e.index)))
+        << e.id << ": " << result.first.dump(1);
+  }
+  // Rows of no elements: nothing to show, and no division by their length.
+  const auto empty = worst_of("reduce_sum/f32/5x0/seed=1", &wrong_most_at_the_last_element);
+  EXPECT_EQ(empty.first["flat_index"], 4);
+}
+
+// embedding_backward: which rows of ids hold the worst element's id, and
+// their dy values in its column.
+TEST_F(CaseRunnerTest, WorstEmbeddingGradientCarriesTheRowsThatSumIntoIt) {
+  const auto result =
+      worst_of("embedding_backward/f32/16x5x4/repeated/seed=1", &wrong_most_at_the_last_element);
+  const Problem& p = result.second;
+  // The last element of dweight [5, 4]: id 4, column 3.
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<double> terms;
+  for (int64_t r = 0; r < 16; ++r)
+    if (p.inputs[0].values[static_cast<size_t>(r)] == 4) {
+      rows.push_back(r);
+      terms.push_back(at(p.inputs[1], {r, 3}));
+    }
+  ASSERT_FALSE(rows.empty());
+  const nlohmann::json& ins = result.first["inputs"];
+  EXPECT_EQ(ins["rows with id 4"], rows) << ins.dump(1);
+  EXPECT_EQ(ins["dy column 3 of those rows"], hex_values(terms)) << ins.dump(1);
+}
+
+TEST_F(CaseRunnerTest, AWorstElementAtIndexZeroIsRecorded) {
+  const auto result = worst_of("exp/f32/100/seed=1", &wrong_most_at_the_first_element);
+  EXPECT_EQ(result.first["flat_index"], 0);
+  EXPECT_EQ(result.first["output"], "y");
+}
+
+TEST_F(CaseRunnerTest, AmongEquallyWrongOutputsTheFirstIsNamed) {
+  // NaN everywhere: y, mean and rstd are all infinitely wrong.
+  patch("layernorm", &nan_outputs);
+  auto out = run("layernorm/f32/4x9/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_EQ(out.record["worst"]["output"], "y") << out.record.dump(1);
+  EXPECT_NE(out.record.value("message", "").find("elements of 'y'"), std::string::npos)
+      << out.record["message"];
+}
+
+TEST_F(CaseRunnerTest, AWaiverLeavesAPassingCaseAlone) {
+  waivers_ = WaiverList::from_json({{"schema", "polychip.waivers/1"},
+                                    {"waivers",
+                                     {{{"adapter", "cpu"},
+                                       {"op", "exp"},
+                                       {"dtype", "f32"},
+                                       {"kind", "expected_failure"},
+                                       {"reason", "test"}}}}},
+                                   "test");
+  auto out = run("exp/f32/100/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kPass) << out.record.dump(1);
+  EXPECT_FALSE(out.record.contains("waiver"));
+}
+
+TEST_F(CaseRunnerTest, ErrorRatioToNvidiaIsOneWhenBothAreExact) {
+  // f32 add is correctly rounded on the cpu and in the rounded oracle.
+  auto out = run("add/f32/100/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kPass);
+  EXPECT_EQ(out.record["metrics"]["error_ratio_to_nvidia"], 1.0) << out.record.dump(1);
+}
+
+TEST_F(CaseRunnerTest, WithoutAnNvidiaReferenceTheOracleAloneJudges) {
+  ctx_.references.nvidia = nullptr;
+  auto out = run("exp/f32/100/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kPass);
+  EXPECT_FALSE(out.record["metrics"].contains("error_ratio_to_nvidia")) << out.record.dump(1);
+  // Nothing to be worse than: within tolerance is a pass.
+  patch_exp(&sloppy_exp);
+  EXPECT_EQ(run("exp/f32/100/seed=1").verdict, Verdict::kPass);
 }
 
 }  // namespace

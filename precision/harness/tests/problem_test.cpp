@@ -157,6 +157,15 @@ TEST(Problem, LayoutAttributeAndIdVariantsShapeTheInputs) {
   EXPECT_EQ(std::count(p.inputs[0].values.begin(), p.inputs[0].values.end(), 8.0) >= 4, true);
 }
 
+TEST(Problem, TensorsAreNamedAsTheContractNamesThem) {
+  // layernorm: inputs x, gamma, beta; outputs y, mean, rstd.
+  auto p = build_problem(parse_case_id("layernorm/f32/4x8/seed=1"), kOracle);
+  EXPECT_EQ(tensor_name(p, 1), "gamma");
+  EXPECT_EQ(output_name(p, 0), "y");
+  EXPECT_EQ(output_name(p, 2), "rstd");
+  EXPECT_EQ(tensor_name(p, 6), "#6");
+}
+
 TEST(Problem, InvalidSpecsAreRefusedNamingTheProblem) {
   auto message = [](const char* id) {
     try {
