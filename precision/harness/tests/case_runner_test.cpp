@@ -108,21 +108,25 @@ polychip_status nan_outputs(const polychip_kernel_args* a) {
   fill_outputs(a, NAN);
   return POLYCHIP_OK;
 }
-// Zeros, and 1e30 at one element of the first output: the case fails with
-// its worst element there.
-polychip_status wrong_most_at(const polychip_kernel_args* a, bool last) {
+// Zeros, and 1e30 at one element of one output: the case fails with its
+// worst element there.
+polychip_status wrong_most_at(const polychip_kernel_args* a, int output, bool last) {
   fill_outputs(a, 0.0f);
   const OpSpec* op = find_op(a->op);
   int y = 0;
   while (!op->tensors[static_cast<size_t>(y)].is_output) ++y;
+  y += output;
   host_f32(a, y)[last ? numel(a->tensors[y]) - 1 : 0] = 1e30f;
   return POLYCHIP_OK;
 }
 polychip_status wrong_most_at_the_last_element(const polychip_kernel_args* a) {
-  return wrong_most_at(a, true);
+  return wrong_most_at(a, 0, true);
 }
 polychip_status wrong_most_at_the_first_element(const polychip_kernel_args* a) {
-  return wrong_most_at(a, false);
+  return wrong_most_at(a, 0, false);
+}
+polychip_status wrong_most_in_the_second_output(const polychip_kernel_args* a) {
+  return wrong_most_at(a, 1, true);
 }
 
 // relu that passes negatives through: wrong against exact zeros.
@@ -361,6 +365,8 @@ TEST_F(CaseRunnerTest, GemmMathModesAreJudgedByTheirOwnTolerances) {
   EXPECT_EQ(run("gemm/f32/8x9x10/seed=1").record["tolerance"]["rtol"], strict);
   EXPECT_EQ(run("gemm/f32/8x9x10/tf32/seed=1").record["tolerance"]["rtol"], tf32);
   EXPECT_EQ(run("gemm/bf16/8x9x16/rpr/seed=1").record["tolerance"]["atol_factor"], rpr);
+  EXPECT_EQ(run("gemm/bf16/8x9x16/seed=1").record["tolerance"]["atol_factor"],
+            table.lookup("gemm", DType::kBF16).atol_factor);
 }
 
 // A failing gemm's record carries, beside its worst element, the row of
@@ -396,6 +402,11 @@ TEST_F(CaseRunnerTest, WorstGemmElementCarriesItsRowOfAAndColumnOfB) {
   ASSERT_EQ(row.size(), 65u) << row.dump();
   EXPECT_EQ(row[63], hex_float(at(result.second.inputs[0], {1, 63})));
   EXPECT_EQ(row[64], "... 6 more");
+  // 64 values are shown whole.
+  EXPECT_EQ(worst_of("gemm/f32/2x3x64/seed=6", &wrong_most_at_the_last_element)
+                .first["inputs"]["a row 1"]
+                .size(),
+            64u);
 }
 
 // Reductions, softmax, norms and losses: the row (or, along axis 0, the
@@ -419,6 +430,13 @@ TEST_F(CaseRunnerTest, WorstElementOfARowOpCarriesItsRowOrColumn) {
               hex_values(e.column ? column_of(x, e.index) : row_of(x, e.index)))
         << e.id << ": " << result.first.dump(1);
   }
+  // A norm's dgamma sums over every row: no row of dy is shown (D = 2N, so
+  // D / N would make one up).
+  const auto dgamma =
+      worst_of("layernorm_backward/f32/4x8/seed=1", &wrong_most_in_the_second_output);
+  EXPECT_EQ(dgamma.first["output"], "dgamma");
+  for (const auto& [key, value] : dgamma.first["inputs"].items())
+    EXPECT_EQ(key.find(" row "), std::string::npos) << dgamma.first.dump(1);
   // Rows of no elements: nothing to show, and no division by their length.
   const auto empty = worst_of("reduce_sum/f32/5x0/seed=1", &wrong_most_at_the_last_element);
   EXPECT_EQ(empty.first["flat_index"], 4);
@@ -448,6 +466,8 @@ TEST_F(CaseRunnerTest, AWorstElementAtIndexZeroIsRecorded) {
   const auto result = worst_of("exp/f32/100/seed=1", &wrong_most_at_the_first_element);
   EXPECT_EQ(result.first["flat_index"], 0);
   EXPECT_EQ(result.first["output"], "y");
+  // Elementwise: the element of x it came from, and no row of x.
+  EXPECT_EQ(result.first["inputs"].size(), 1u) << result.first.dump(1);
 }
 
 TEST_F(CaseRunnerTest, AmongEquallyWrongOutputsTheFirstIsNamed) {
@@ -475,8 +495,8 @@ TEST_F(CaseRunnerTest, AWaiverLeavesAPassingCaseAlone) {
 }
 
 TEST_F(CaseRunnerTest, ErrorRatioToNvidiaIsOneWhenBothAreExact) {
-  // f32 add is correctly rounded on the cpu and in the rounded oracle.
-  auto out = run("add/f32/100/seed=1");
+  // relu's results are exact (no rounding at all): both errors are 0.
+  auto out = run("relu/f32/100/seed=1");
   EXPECT_EQ(out.verdict, Verdict::kPass);
   EXPECT_EQ(out.record["metrics"]["error_ratio_to_nvidia"], 1.0) << out.record.dump(1);
 }
