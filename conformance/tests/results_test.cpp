@@ -21,6 +21,13 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
+size_t count_lines_starting(const std::string& text, const std::string& prefix) {
+  size_t n = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) n += line.rfind(prefix, 0) == 0;
+  return n;
+}
+
 TEST(AtomicFile, WritesReplacesAndLeavesNoTemporaries) {
   fs::path dir = fs::temp_directory_path() / ("polychip_atomic_" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -171,6 +178,82 @@ TEST(Results, EnvironmentNamesHostOsCpuVersionTime) {
   for (const char* k : {"host", "os", "cpu", "polychip_version", "time", "git_commit"})
     EXPECT_TRUE(env.contains(k)) << k;
   EXPECT_EQ(env["time"].get<std::string>().back(), 'Z');
+  EXPECT_EQ(env["os"].get<std::string>().rfind("Linux ", 0), 0u) << env["os"];
+  // The cpu is /proc/cpuinfo's model name, whole.
+  const std::string cpu = env["cpu"];
+  EXPECT_NE(slurp("/proc/cpuinfo").find("model name\t: " + cpu + "\n"), std::string::npos) << cpu;
+}
+
+// Every testcase of junit.xml says its verdict the way CI servers read it:
+// Fail a <failure>, Crash and Timeout an <error>, NotSupported and Waived
+// <skipped>, warnings <system-out>, Pass nothing; the totals add up.
+TEST(Results, JunitMarksEachVerdictAsCiServersReadIt) {
+  CertifyOptions o;
+  SuiteRun suite;
+  suite.adapters = {make_run("all", {"Pass", "QualityWarning", "Mistrusted", "NotSupported",
+                                     "Waived", "Fail", "Crash", "Timeout"})};
+  const std::string xml = junit_xml(build_results(o, suite, 1));
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = xml.find(what); at != std::string::npos; at = xml.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<testcase "), 8u);
+  EXPECT_EQ(count("<failure "), 1u) << xml;
+  EXPECT_EQ(count("<error type=\"Crash\""), 1u) << xml;
+  EXPECT_EQ(count("<error type=\"Timeout\""), 1u) << xml;
+  EXPECT_EQ(count("<error "), 2u) << xml;
+  EXPECT_EQ(count("<skipped message=\"NotSupported: "), 1u) << xml;
+  EXPECT_EQ(count("<skipped message=\"Waived: "), 1u) << xml;
+  EXPECT_EQ(count("<skipped "), 2u) << xml;
+  EXPECT_EQ(count("<system-out>QualityWarning: "), 1u) << xml;
+  EXPECT_EQ(count("<system-out>Mistrusted: "), 1u) << xml;
+  EXPECT_EQ(count("<system-out>"), 2u) << xml;
+  EXPECT_NE(xml.find("<testsuites name=\"polychip certify\" tests=\"8\" failures=\"1\" "
+                     "errors=\"2\" skipped=\"2\">"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"all\" tests=\"8\" failures=\"1\" errors=\"2\" "
+                     "skipped=\"2\""),
+            std::string::npos)
+      << xml;
+}
+
+// XML 1.0 cannot carry most control characters: they become '?', while tab,
+// newline and carriage return stay. Class names keep letters, digits, '_'
+// and '-'.
+TEST(Results, JunitCarriesOnlyWhatXmlAllows) {
+  CertifyOptions o;
+  SuiteRun suite;
+  suite.adapters = {make_run("vendor-x", {"Fail"})};
+  suite.adapters[0].records[0]["message"] = std::string("bell\x07 tab\t nl\n cr\r end");
+  const std::string xml = junit_xml(build_results(o, suite, 1));
+  EXPECT_NE(xml.find("message=\"bell? tab\t nl\n cr\r end\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("classname=\"vendor-x.exp\""), std::string::npos) << xml;
+}
+
+// The summary: columns as wide as the longest adapter name, every case that
+// did not pass (NotSupported aside) listed with its reproducer, up to 40.
+TEST(Results, SummaryListsWhatDidNotPassUpToForty) {
+  CertifyOptions o;
+  SuiteRun suite;
+  std::vector<std::string> verdicts = {"Pass", "NotSupported", "QualityWarning"};
+  verdicts.insert(verdicts.end(), 41, "Fail");
+  suite.adapters = {make_run("a-rather-long-adapter-name", verdicts), make_run("b", {"Pass"})};
+  const std::string table = summary_table(build_results(o, suite, 1));
+  EXPECT_EQ(table.rfind("adapter                     Pass", 0), 0u) << table;
+  // "b" padded to the longest name (26), then "Pass" right-aligned: "   1".
+  EXPECT_NE(table.find("\nb" + std::string(25, ' ') + "     1  "), std::string::npos) << table;
+  EXPECT_EQ(count_lines_starting(table, "  QualityWarning "), 1u) << table;
+  EXPECT_EQ(count_lines_starting(table, "  Fail "), 39u) << table;  // 40 shown in all
+  EXPECT_EQ(count_lines_starting(table, "  Pass "), 0u) << table;
+  EXPECT_EQ(count_lines_starting(table, "  NotSupported "), 0u) << table;
+  // One heading, right before the first case listed.
+  EXPECT_EQ(count_lines_starting(table, "not passing"), 1u) << table;
+  EXPECT_NE(table.find("\nnot passing (verdict, reproducer, why):\n  QualityWarning "),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  ... and 2 more in results.json\n"), std::string::npos) << table;
 }
 
 }  // namespace
