@@ -79,8 +79,10 @@ std::string check_reduction(const OpCall& c) {
   if (!ok)
     return fmt::format("'y' has shape {} but must be {} with dimension {} set to 1",
                        shape_str(y), shape_str(x), axis);
-  if (x.shape[axis] == 0 && c.tensors.size() == 2 && y.dtype == POLYCHIP_DTYPE_I64)
-    return "'x' is empty along 'axis': argmax is undefined";
+  // Only argmax has an index output (i64 or i32); the first maximum of
+  // nothing has no index.
+  bool argmax = y.dtype == POLYCHIP_DTYPE_I64 || y.dtype == POLYCHIP_DTYPE_I32;
+  if (x.shape[axis] == 0 && argmax) return "'x' is empty along 'axis': argmax is undefined";
   return "";
 }
 

@@ -3,29 +3,14 @@
 
 #include <set>
 
+#include "op_contract_test_helpers.hpp"
 #include "polychip/op_contract.hpp"
 
 namespace polychip {
 namespace {
 
-polychip_tensor tensor(DType d, std::vector<int64_t> shape, polychip_memory* mem,
-                       uint64_t offset = 0) {
-  polychip_tensor t{};
-  t.struct_size = sizeof t;
-  t.dtype = static_cast<polychip_dtype>(d);
-  t.rank = static_cast<int32_t>(shape.size());
-  int64_t s = 1;
-  for (int k = t.rank - 1; k >= 0; --k) {
-    t.shape[k] = shape[k];
-    t.strides[k] = s;
-    s *= shape[k];
-  }
-  t.memory = mem;
-  t.byte_offset = offset;
-  return t;
-}
-
-polychip_memory* fake_memory(int i) { return reinterpret_cast<polychip_memory*>(0x1000 * i); }
+using testing::fake_memory;
+using testing::tensor;
 
 TEST(OpContractTest, TableIsWellFormed) {
   std::set<std::string> names;
