@@ -186,6 +186,7 @@ std::string check_cross_entropy(const OpCall& c) {
 std::string check_cross_entropy_backward(const OpCall& c) {
   const auto& t = c.tensors;
   if (t[0].rank != 2) return "'logits' must have rank 2 [N, C]";
+  if (t[0].shape[1] == 0) return "'logits' must have at least one class";
   int64_t n = t[0].shape[0], k = t[0].shape[1];
   for (auto e : {expect_shape(t[1], "targets", {n}), expect_shape(t[2], "dloss", {n}),
                  expect_shape(t[3], "dlogits", {n, k})})
@@ -464,19 +465,22 @@ bool accepts_strides(const OpSpec& op) {
   return f == "elementwise" || f == "reduction";
 }
 
+int64_t num_elements(const polychip_tensor& t) {
+  int64_t n = 1;
+  for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
+  return n;
+}
+
+// An empty view has no layout to get wrong: PyTorch gives [2, 0] the
+// strides (1, 1), NumPy and polychip (0, 1).
 bool is_row_major(const polychip_tensor& t) {
+  if (num_elements(t) == 0) return true;
   int64_t expect = 1;
   for (int d = t.rank - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expect) return false;
     expect *= t.shape[d];
   }
   return true;
-}
-
-int64_t num_elements(const polychip_tensor& t) {
-  int64_t n = 1;
-  for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
-  return n;
 }
 
 // [begin, end) bytes touched by a view; empty views touch nothing.

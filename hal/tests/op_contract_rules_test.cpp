@@ -619,6 +619,13 @@ const Rule kLoss[] = {
     {"cross_entropy_backward_valid", "cross_entropy_backward", as_is, ""},
     {"cross_entropy_backward_logits_rank_1_refused", "cross_entropy_backward",
      [](Call& c) { c.reshape(0, {5}); }, "'logits' must have rank 2 [N, C]"},
+    // As in the forward op: no target can be in [0, 0).
+    {"cross_entropy_backward_no_classes_refused", "cross_entropy_backward",
+     [](Call& c) {
+       c.reshape(0, {2, 0});
+       c.reshape(3, {2, 0});
+     },
+     "'logits' must have at least one class"},
     {"cross_entropy_backward_targets_refused", "cross_entropy_backward",
      [](Call& c) { c.reshape(1, {5}); }, "'targets' has shape [5] but must be [2]"},
     {"cross_entropy_backward_dloss_refused", "cross_entropy_backward",
@@ -976,6 +983,14 @@ const Rule kGeneric[] = {
        c.reshape(0, {1, 3});
        c.reshape(1, {1, 3});
        c.strides(0, {99, 1});
+     },
+     ""},
+    // An empty view as PyTorch lays it out (DLPack): nothing to lay out wrong.
+    {"row_major_empty_view_with_any_strides_accepted", "softmax",
+     [](Call& c) {
+       c.reshape(0, {2, 0});
+       c.reshape(1, {2, 0});
+       c.strides(0, {1, 1});
      },
      ""},
     // x [2, 3] in f16 spans bytes [0, 12) of its memory.
