@@ -179,6 +179,21 @@ TEST(WireFormat, CallSignatureTakesTheLastCollectiveAndReduceOpButNoMore) {
   expect_refused([&] { round_trip(h); }, "call signature 7/5");
 }
 
+// Every rank's call names a dtype it could run; a frame naming none is
+// malformed (not a signature mismatch to report against the caller).
+TEST(WireFormat, CallSignatureNamesAKnownDtype) {
+  FrameHeader h = golden_header();
+  h.call.dtype = POLYCHIP_DTYPE_COUNT_ - 1;
+  EXPECT_EQ(round_trip(h).call, h.call);
+  h.call.dtype = POLYCHIP_DTYPE_COUNT_;
+  expect_refused([&] { round_trip(h); },
+                 "unknown dtype code " + std::to_string(POLYCHIP_DTYPE_COUNT_));
+  // A frame without a call has no dtype to check.
+  FrameHeader p2p = plain(FrameKind::kPointToPoint);
+  p2p.call.dtype = 200;
+  EXPECT_EQ(round_trip(p2p).call.dtype, 200);
+}
+
 TEST(WireFormat, StatusFrameFromACollectiveCarriesItsCall) {
   FrameHeader h = plain(FrameKind::kStatus);
   h.step = static_cast<uint32_t>(WaitingIn::kCollective);

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "polychip/dtype.hpp"
 #include "polychip/error.hpp"
 #include "wire/byte_io.hpp"
 #include "wire/crc32c.hpp"
@@ -112,6 +113,9 @@ FrameHeader parse_frame_header(std::span<const uint8_t> bytes, uint32_t expected
     corrupt("frame header: call signature " + std::to_string(h.call.collective) + "/" +
             std::to_string(h.call.op) + " does not fit a frame of kind " +
             std::to_string(int(h.kind)));
+  if (h.call.collective != 0 && !is_valid_dtype(h.call.dtype))
+    corrupt("frame header: call signature names unknown dtype code " +
+            std::to_string(h.call.dtype));
   if (h.payload_bytes > kMaxFramePayload) {
     corrupt("frame header: payload of " + std::to_string(h.payload_bytes) +
             " bytes exceeds the limit of " + std::to_string(kMaxFramePayload));
