@@ -46,6 +46,38 @@ TEST(TensorBounds, HugeViewsAreRefusedWithoutWrappingAround) {
   EXPECT_EQ(check_tensor_bounds(bad_rank, 64, 3), "tensor 3 has an invalid rank or dtype");
 }
 
+TEST(TensorBounds, RankFromZeroToTheMaximumAndOnlyKnownDtypesAreAccepted) {
+  polychip_tensor full_rank = f32({}, {});
+  full_rank.rank = POLYCHIP_MAX_RANK;
+  std::fill_n(full_rank.shape, POLYCHIP_MAX_RANK, 1);
+  std::fill_n(full_rank.strides, POLYCHIP_MAX_RANK, 1);
+  EXPECT_EQ(check_tensor_bounds(full_rank, 4, 0), "");
+  polychip_tensor negative_rank = f32({}, {});
+  negative_rank.rank = -1;
+  EXPECT_EQ(check_tensor_bounds(negative_rank, 64, 0), "tensor 0 has an invalid rank or dtype");
+  polychip_tensor unknown_dtype = f32({1}, {1});
+  unknown_dtype.dtype = static_cast<polychip_dtype>(POLYCHIP_DTYPE_COUNT_);
+  EXPECT_EQ(check_tensor_bounds(unknown_dtype, 64, 0), "tensor 0 has an invalid rank or dtype");
+}
+
+TEST(TensorBounds, ANegativeSizeIsRefusedEvenWithAZeroStride) {
+  // (-1 - 1) * 0 spans nothing: only the sign check stops this view.
+  EXPECT_EQ(check_tensor_bounds(f32({-1}, {0}), 64, 0), "tensor 0 has a negative size or stride");
+}
+
+TEST(TensorBounds, AnOffsetMayEndExactlyAtTheEndOfTheMemory) {
+  EXPECT_EQ(check_tensor_bounds(f32({1}, {1}, 60), 64, 0), "");
+  EXPECT_EQ(check_tensor_bounds(f32({1}, {1}, 61), 64, 0),
+            "tensor 0 reaches byte 65 but its memory holds 64 bytes");
+}
+
+TEST(TensorBounds, SpansThatOverflowOnlyWhenAddedAreRefused) {
+  // Each dimension spans 2^63 elements (fits); together 2^64 wraps to 0.
+  const int64_t quarter = int64_t{1} << 62;
+  EXPECT_EQ(check_tensor_bounds(f32({3, 3}, {quarter, quarter}), 64, 0),
+            "tensor 0 spans more than 2^64 elements");
+}
+
 TEST(TensorBounds, EveryTensorOfACallIsCheckedAgainstItsOwnMemory) {
   // Here a memory handle points to its size in bytes.
   uint64_t sizes[] = {16, 8};
