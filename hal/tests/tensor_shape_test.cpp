@@ -59,5 +59,38 @@ TEST(TensorShape, ABufferTooBigToCountIsRefusedBeforeAllocating) {
   expect_invalid_shape([&] { return Tensor(cpu, DType::kF32, {4, -3}); }, "negative dimension");
 }
 
+TEST(TensorView, TheMaximumRankConvertsEveryDimension) {
+  Runtime rt{testing::cpu_only_options()};
+  const Shape shape = {1, 2, 3, 4, 5, 6, 7, 8};
+  ASSERT_EQ(shape.size(), size_t{POLYCHIP_MAX_RANK});
+  const Shape strides = row_major_strides(shape);
+  EXPECT_EQ(strides, (Shape{40320, 20160, 6720, 1680, 336, 56, 8, 1}));
+  const polychip_tensor t =
+      TensorView(rt.device("cpu"), nullptr, DType::kF32, shape, strides, 12).to_abi();
+  EXPECT_EQ(t.rank, POLYCHIP_MAX_RANK);
+  EXPECT_EQ(Shape(t.shape, t.shape + POLYCHIP_MAX_RANK), shape);
+  EXPECT_EQ(Shape(t.strides, t.strides + POLYCHIP_MAX_RANK), strides);
+  EXPECT_EQ(t.memory, nullptr);
+  EXPECT_EQ(t.byte_offset, 12u);
+}
+
+TEST(TensorView, AStrideCountOtherThanTheRankIsRefusedNamingBoth) {
+  Runtime rt{testing::cpu_only_options()};
+  expect_invalid_shape(
+      [&] {
+        return TensorView(rt.device("cpu"), nullptr, DType::kF32, {2}, {1, 1});
+      },
+      "TensorView: 2 strides for 1 dimensions");
+}
+
+// Copying one dimension too many would read the empty shape here.
+TEST(TensorView, AScalarConvertsToRankZeroWithNoDimensionSet) {
+  Runtime rt{testing::cpu_only_options()};
+  const polychip_tensor t = TensorView(rt.device("cpu"), nullptr, DType::kF32, {}, {}).to_abi();
+  EXPECT_EQ(t.rank, 0);
+  EXPECT_EQ(t.shape[0], 0);
+  EXPECT_EQ(t.strides[0], 0);
+}
+
 }  // namespace
 }  // namespace polychip
