@@ -46,6 +46,34 @@ TEST_F(MemoryTest, OutOfRangeCopiesAreClearErrors) {
   EXPECT_NO_THROW(b.copy_to_host(nullptr, 0));
 }
 
+// The HAL checks ranges itself (the adapter may not): exactly the buffer is
+// fine, one byte more is refused naming the call and the bytes.
+TEST_F(MemoryTest, CopyRangesEndExactlyAtTheBuffer) {
+  using testing::expect_error;
+  Buffer b(cpu, 16), c(cpu, 16);
+  char host[32] = {};
+  EXPECT_NO_THROW(b.copy_from_host(host, 16));
+  EXPECT_NO_THROW(b.copy_to_host(host, 8, 8));
+  EXPECT_NO_THROW(b.copy_to_host(host, 0, 16));  // an empty copy at the end
+  EXPECT_NO_THROW(c.copy_from(b, 16));
+  expect_error(StatusCode::kInvalidArgument,
+               "copy_to_host: bytes [9, 17) are outside the buffer of 16 bytes",
+               [&] { b.copy_to_host(host, 8, 9); });
+  expect_error(StatusCode::kInvalidArgument,
+               "copy_from_host: bytes [17, 17) are outside the buffer of 16 bytes",
+               [&] { b.copy_from_host(host, 0, 17); });
+  // offset + size wraps around 2^64: still outside.
+  expect_error(StatusCode::kInvalidArgument, "copy_to_host: bytes [8,",
+               [&] { b.copy_to_host(host, ~uint64_t{0} - 3, 8); });
+  Buffer small(cpu, 8);
+  expect_error(StatusCode::kInvalidArgument,
+               "copy_from (source): bytes [0, 16) are outside the buffer of 8 bytes",
+               [&] { c.copy_from(small, 16); });
+  expect_error(StatusCode::kInvalidArgument,
+               "copy_from (destination): bytes [4, 20) are outside the buffer of 16 bytes",
+               [&] { c.copy_from(b, 16, 0, 4); });
+}
+
 TEST_F(MemoryTest, PinnedHostAndHostPointer) {
   Buffer p(cpu, 64, MemoryKind::kPinnedHost);
   ASSERT_NE(p.host_pointer(), nullptr);
@@ -75,6 +103,70 @@ const polychip_adapter_api* cpu_table_of_abi_1_0() {
     return a;
   }();
   return &api;
+}
+
+// The cpu adapter's table whose memory_export describes `g_export` instead,
+// to check what the HAL accepts from an adapter.
+polychip_memory_export_args g_export{};
+const polychip_adapter_api* cpu_table_exporting_g_export() {
+  static const polychip_adapter_api api = [] {
+    polychip_adapter_api a = *polychip_cpu_adapter_get_api();
+    a.memory_export = [](polychip_memory_export_args* args) -> polychip_status {
+      const size_t struct_size = args->struct_size;
+      *args = g_export;
+      args->struct_size = struct_size;
+      return POLYCHIP_OK;
+    };
+    return a;
+  }();
+  return &api;
+}
+
+class NetworkExportTest : public ::testing::Test {
+ protected:
+  RuntimeOptions options() {
+    RuntimeOptions o;
+    o.builtin_adapters = {&cpu_table_exporting_g_export};
+    return o;
+  }
+  void SetUp() override {
+    g_export = {};
+    g_export.interface = POLYCHIP_MEMORY_INTERFACE_SYSTEM;
+    g_export.address = &g_export;
+    g_export.size_bytes = 64;
+    g_export.dmabuf_fd = -1;
+  }
+  Runtime rt{options()};
+  Buffer b{rt.device("cpu:0"), 64};
+};
+
+TEST_F(NetworkExportTest, ADescriptionOfTheWholeAllocationIsAccepted) {
+  EXPECT_EQ(b.network_export().size, 64u);
+  g_export.interface = POLYCHIP_MEMORY_INTERFACE_DMABUF;  // the last known interface
+  g_export.address = nullptr;
+  g_export.dmabuf_fd = 0;  // the lowest valid descriptor
+  EXPECT_EQ(b.network_export().dmabuf_fd, 0);
+  // Nothing to describe: a null address is fine.
+  Buffer empty(rt.device("cpu:0"), 0);
+  g_export.interface = POLYCHIP_MEMORY_INTERFACE_SYSTEM;
+  g_export.size_bytes = 0;
+  g_export.dmabuf_fd = -1;
+  EXPECT_EQ(empty.network_export().address, nullptr);
+}
+
+TEST_F(NetworkExportTest, AnIncompleteOrUnknownDescriptionIsAnInternalError) {
+  using testing::expect_error;
+  g_export.size_bytes = 63;
+  expect_error(StatusCode::kInternal, "memory_export described 63 bytes",
+               [&] { b.network_export(); });
+  g_export.size_bytes = 64;
+  g_export.address = nullptr;
+  expect_error(StatusCode::kInternal, "memory_export described 64 bytes at 0x0",
+               [&] { b.network_export(); });
+  g_export.interface = POLYCHIP_MEMORY_INTERFACE_DMABUF;  // without a file descriptor
+  expect_error(StatusCode::kInternal, "(fd -1)", [&] { b.network_export(); });
+  g_export.interface = static_cast<polychip_memory_interface>(POLYCHIP_MEMORY_INTERFACE_DMABUF + 1);
+  expect_error(StatusCode::kInternal, "unknown memory interface", [&] { b.network_export(); });
 }
 
 TEST(NetworkExport, AnAdapterOfAbi1_0IsLoadedAndExportsNothing) {
@@ -114,6 +206,25 @@ TEST_F(MemoryTest, MovedFromHandlesAreEmptyAndSafe) {
   Stream t = std::move(s);
   EXPECT_THROW(s.synchronize(), Error);  // empty handle, clear error
   t.synchronize();
+}
+
+// A move assignment hands the handle over and leaves the source empty.
+TEST_F(MemoryTest, MoveAssignmentTransfersTheHandle) {
+  Buffer a(cpu, 8), b(cpu, 8);
+  polychip_memory* memory = a.handle();
+  b = std::move(a);
+  EXPECT_EQ(b.handle(), memory);
+  EXPECT_EQ(a.handle(), nullptr);
+  Stream s(cpu), t(cpu);
+  polychip_stream* stream = s.handle();
+  t = std::move(s);
+  EXPECT_EQ(t.handle(), stream);
+  EXPECT_EQ(s.handle(), nullptr);
+  Event e(cpu), f(cpu);
+  polychip_event* event = e.handle();
+  f = std::move(e);
+  EXPECT_EQ(f.handle(), event);
+  EXPECT_EQ(e.handle(), nullptr);
 }
 
 TEST_F(MemoryTest, TensorsRoundTripAndRejectBadShapes) {
