@@ -153,6 +153,22 @@ TEST_F(DispatcherTest, CallValidationErrorsNameTheArgument) {
   EXPECT_THROW(disp.call("neg", {x, x}, attrs, empty), Error);
 }
 
+TEST_F(DispatcherTest, ATensorBeyondTheOpsListIsNamedByPosition) {
+  Stream s(cpu);
+  Tensor x(cpu, DType::kF32, {3}), p(plug, DType::kF32, {3});
+  testing::expect_error(StatusCode::kInvalidArgument, "neg: tensor '?' is on testplug:0", [&] {
+    disp.call("neg", {x, x, p}, attrs, s);
+  });
+}
+
+TEST_F(DispatcherTest, HasKernelSeesPatchesForTheirSignatureOnly) {
+  EXPECT_FALSE(disp.has_kernel(plug, "neg", {DType::kF32, DType::kF32}));
+  EXPECT_FALSE(disp.has_kernel(plug, "negate", {DType::kF32, DType::kF32}));
+  disp.patch("testplug.v1", "neg", DTypeSignature{DType::kF32}, plus_hundred, "t");
+  EXPECT_TRUE(disp.has_kernel(plug, "neg", {DType::kF32, DType::kF32}));
+  EXPECT_FALSE(disp.has_kernel(plug, "neg", {DType::kF64, DType::kF64}));
+}
+
 TEST_F(DispatcherTest, ViewOutsideItsBufferIsRejectedBeforeAnyKernel) {
   disp.patch("cpu.host", "neg", std::nullopt, trusting_kernel, "t");
   Stream s(cpu);
@@ -190,7 +206,9 @@ TEST_F(DispatcherTest, MissingKernelIsUnsupportedWithoutFallback) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kUnsupported);
-    EXPECT_NE(e.message().find("host fallback is off"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("no kernel for neg with dtypes f32,f32 (host fallback is off"),
+              std::string::npos)
+        << e.message();
     EXPECT_NE(e.message().find("POLYCHIP_HOST_FALLBACK"), std::string::npos) << e.message();
   }
   EXPECT_TRUE(disp.fallback_counts().empty());
@@ -249,6 +267,92 @@ TEST_F(DispatcherTest, UnknownHookPointsAndDeviceTypesFailLoudly) {
   EXPECT_THROW(disp.invoke_hook("train.before_forward", cpu), Error);
 }
 
+polychip_status unsupported_hook(const polychip_hook_args*) { return POLYCHIP_UNSUPPORTED; }
+polychip_status out_of_range_hook(const polychip_hook_args*) { return POLYCHIP_STATUS_COUNT_; }
+
+TEST_F(DispatcherTest, AFailingHookKeepsItsStatusCodeIfItIsOne) {
+  disp.register_hook("cpu.host", "train.before_forward", unsupported_hook, "x");
+  testing::expect_error(StatusCode::kUnsupported,
+                        "hook 'train.before_forward' for cpu.host failed with UNSUPPORTED",
+                        [&] { disp.invoke_hook("train.before_forward", cpu); });
+  disp.register_hook("cpu.host", "train.after_backward", out_of_range_hook, "x");
+  testing::expect_error(StatusCode::kInternal, "failed with UNKNOWN(12)",
+                        [&] { disp.invoke_hook("train.after_backward", cpu); });
+}
+
+// The cpu adapter's table whose kernel_table returns `g_entries` instead.
+const polychip_kernel_entry* g_entries = nullptr;
+int32_t g_num_entries = 0;
+const polychip_adapter_api* cpu_table_listing_g_entries() {
+  static const polychip_adapter_api api = [] {
+    polychip_adapter_api a = *polychip_cpu_adapter_get_api();
+    a.kernel_table = [](polychip_kernel_table_args* args) -> polychip_status {
+      args->entries = g_entries;
+      args->num_entries = g_num_entries;
+      return POLYCHIP_OK;
+    };
+    return a;
+  }();
+  return &api;
+}
+
+// Whether a fresh runtime (kernel tables are read once per dispatcher) whose
+// cpu adapter lists `entries` has a kernel for neg on f32.
+bool cpu_lists_neg_f32(std::span<const polychip_kernel_entry> entries) {
+  g_entries = entries.data();
+  g_num_entries = static_cast<int32_t>(entries.size());
+  RuntimeOptions o;
+  o.builtin_adapters = {&cpu_table_listing_g_entries};
+  Runtime rt(o);
+  return rt.dispatcher().has_kernel(rt.device("cpu"), "neg", {DType::kF32, DType::kF32});
+}
+
+polychip_kernel_entry neg_entry(int32_t num_dtypes, polychip_dtype first = POLYCHIP_DTYPE_F64) {
+  return {sizeof(polychip_kernel_entry), "neg", {first}, num_dtypes, trusting_kernel};
+}
+
+TEST(DispatcherKernelTableTest, OnlyTheFirstNumDtypesOfASignatureAreMatched) {
+  EXPECT_FALSE(cpu_lists_neg_f32({}));  // no entries and no array: nothing
+  const polychip_kernel_entry f64_unchecked[] = {neg_entry(0)};
+  EXPECT_TRUE(cpu_lists_neg_f32(f64_unchecked));
+  const polychip_kernel_entry f64[] = {neg_entry(1)};
+  EXPECT_FALSE(cpu_lists_neg_f32(f64));
+  const polychip_kernel_entry any[] = {neg_entry(1, POLYCHIP_DTYPE_ANY)};
+  EXPECT_TRUE(cpu_lists_neg_f32(any));
+  // Dtypes past the call's tensors are not compared (nor read).
+  polychip_kernel_entry longer_than_call = neg_entry(POLYCHIP_MAX_SIGNATURE, POLYCHIP_DTYPE_ANY);
+  std::fill_n(longer_than_call.signature + 2, POLYCHIP_MAX_SIGNATURE - 2, POLYCHIP_DTYPE_F64);
+  EXPECT_TRUE(cpu_lists_neg_f32({&longer_than_call, 1}));
+}
+
+TEST(DispatcherKernelTableTest, AMalformedKernelTableIsAnInternalErrorNamingTheEntry) {
+  const polychip_kernel_entry good = neg_entry(0);
+  std::vector<polychip_kernel_entry> malformed(4, good);
+  malformed[0].num_dtypes = -1;
+  malformed[1].num_dtypes = POLYCHIP_MAX_SIGNATURE + 1;
+  malformed[2].op = nullptr;
+  malformed[3].fn = nullptr;
+  for (const polychip_kernel_entry& bad : malformed) {
+    const polychip_kernel_entry entries[] = {good, bad};
+    testing::expect_error(StatusCode::kInternal, "adapter 'cpu' kernel_table entry 1 is malformed",
+                          [&] { cpu_lists_neg_f32(entries); });
+  }
+  polychip_kernel_entry unknown_op = good;
+  unknown_op.op = "negate";
+  testing::expect_error(StatusCode::kInternal, "registers a kernel for 'negate', which is not",
+                        [&] {
+                          cpu_lists_neg_f32({&unknown_op, 1});
+                        });
+  g_entries = nullptr;
+  g_num_entries = 1;
+  testing::expect_error(StatusCode::kInternal, "kernel_table returned 1 entries and no array", [&] {
+    RuntimeOptions o;
+    o.builtin_adapters = {&cpu_table_listing_g_entries};
+    Runtime rt(o);
+    rt.dispatcher().has_kernel(rt.device("cpu"), "neg", {});
+  });
+}
+
 TEST(DispatcherPatchLibraryTest, PatchLibraryPatchesAndHooksAreListed) {
   auto o = testing::cpu_only_options();
   std::string lib = kPluginDir + "/patches/libtestpatch_good.so";
@@ -279,6 +383,69 @@ TEST(DispatcherPatchLibraryTest, PatchLibraryPatchesAndHooksAreListed) {
   int64_t steps = 0;
   EXPECT_TRUE(rt.dispatcher().invoke_hook("train.before_optimizer_step", cpu, &steps));
   EXPECT_EQ(steps, 1);
+}
+
+// libtestpatch_editable's entries, rewritten per case and loaded by hand
+// (a loaded patch library stays loaded: TearDown puts the entries back).
+class PatchLibraryEntriesTest : public DispatcherTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(handle, nullptr) << dlerror();
+    auto entries = reinterpret_cast<void (*)(polychip_patch_entry**, polychip_hook_entry**)>(
+        dlsym(handle, "test_patch_entries"));
+    ASSERT_NE(entries, nullptr);
+    entries(&patch, &hook);
+    good_patch = *patch;
+    good_hook = *hook;
+  }
+  void TearDown() override {
+    if (!patch) return;
+    *patch = good_patch;
+    *hook = good_hook;
+    dlclose(handle);
+  }
+  void expect_refused(const std::string& why) {
+    testing::expect_error(StatusCode::kInvalidArgument, why, [&] { disp.load_patch_library(lib); });
+    EXPECT_TRUE(disp.active_patches().empty()) << why;  // all or nothing
+    EXPECT_TRUE(disp.hooks().empty()) << why;
+    *patch = good_patch;
+    *hook = good_hook;
+  }
+  const std::string lib = kPluginDir + "/patches/libtestpatch_editable.so";
+  void* handle = dlopen(lib.c_str(), RTLD_NOW);
+  polychip_patch_entry* patch = nullptr;
+  polychip_hook_entry* hook = nullptr;
+  polychip_patch_entry good_patch{};
+  polychip_hook_entry good_hook{};
+};
+
+TEST_F(PatchLibraryEntriesTest, MalformedEntriesRefuseTheWholeLibrary) {
+  patch->num_dtypes = -1;
+  expect_refused("patch entry 0 is malformed");
+  patch->num_dtypes = POLYCHIP_MAX_SIGNATURE + 1;
+  expect_refused("patch entry 0 is malformed");
+  patch->op = nullptr;
+  expect_refused("patch entry 0 is malformed");
+  patch->device_type = nullptr;
+  expect_refused("patch entry 0 is malformed");
+  patch->signature[1] = static_cast<polychip_dtype>(POLYCHIP_DTYPE_COUNT_);
+  expect_refused("patch entry 0 has unknown dtype code 12");
+  hook->hook_point = nullptr;
+  expect_refused("hook entry 0 is malformed");
+  hook->device_type = nullptr;
+  expect_refused("hook entry 0 is malformed");
+}
+
+TEST_F(PatchLibraryEntriesTest, SignatureLengthsFromZeroToTheMaximumAreWellFormed) {
+  // The longest signature is well formed; neg's two tensors refuse it.
+  std::fill_n(patch->signature, POLYCHIP_MAX_SIGNATURE, POLYCHIP_DTYPE_F32);
+  patch->num_dtypes = POLYCHIP_MAX_SIGNATURE;
+  expect_refused("patch signature has 8 dtypes but neg takes 2 tensors");
+  patch->num_dtypes = 0;  // any dtype, whatever the signature array holds
+  disp.load_patch_library(lib);
+  ASSERT_EQ(disp.active_patches().size(), 1u);
+  EXPECT_EQ(disp.active_patches()[0].signature, "*");
+  EXPECT_TRUE(disp.has_kernel(cpu, "neg", {DType::kF64, DType::kF64}));
 }
 
 TEST(DispatcherPatchLibraryTest, PatchLibraryThatCannotApplyFailsRuntimeCreation) {

@@ -40,10 +40,18 @@ static polychip_status before_step(const polychip_hook_args* args) {
 #define TARGET "cpu.host"
 #endif
 
-static const polychip_patch_entry patches[] = {
+/* TEST_PATCH_EDITABLE: tests rewrite the entries (malformed ones included)
+ * through test_patch_entries before loading the library. */
+#ifdef TEST_PATCH_EDITABLE
+#define ENTRY_CONST
+#else
+#define ENTRY_CONST const
+#endif
+
+static ENTRY_CONST polychip_patch_entry patches[] = {
     {sizeof(polychip_patch_entry), TARGET, "neg", {POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F32}, 2,
      patched_neg}};
-static const polychip_hook_entry hooks[] = {
+static ENTRY_CONST polychip_hook_entry hooks[] = {
     {sizeof(polychip_hook_entry), "cpu.host", "train.before_optimizer_step", before_step}};
 
 static const polychip_patch_api api = {POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0,
@@ -56,3 +64,10 @@ static const polychip_patch_api api = {POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0,
                                        1};
 
 POLYCHIP_EXPORT const polychip_patch_api* polychip_patch_get_api(void) { return &api; }
+
+#ifdef TEST_PATCH_EDITABLE
+POLYCHIP_EXPORT void test_patch_entries(polychip_patch_entry** patch, polychip_hook_entry** hook) {
+  *patch = &patches[0];
+  *hook = &hooks[0];
+}
+#endif
