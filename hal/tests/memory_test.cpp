@@ -247,6 +247,10 @@ TEST_F(MemoryTest, UnknownDevicesAreClearErrors) {
     EXPECT_EQ(e.code(), StatusCode::kNotFound);
     EXPECT_NE(e.message().find("no device 3"), std::string::npos);
   }
+  // The first index past the last device (the cpu adapter has one).
+  testing::expect_error(StatusCode::kNotFound,
+                        "adapter 'cpu' has 1 device(s); there is no device 1",
+                        [&] { rt.device("cpu:1"); });
   EXPECT_THROW(rt.device("cpu:x"), Error);
   try {
     rt.device("nvidia.h100");
