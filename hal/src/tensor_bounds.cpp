@@ -8,10 +8,14 @@ std::string check_tensor_bounds(const polychip_tensor& t, uint64_t memory_size, 
   const std::string name = "tensor " + std::to_string(index);
   if (t.rank < 0 || t.rank > POLYCHIP_MAX_RANK || !is_valid_dtype(t.dtype))
     return name + " has an invalid rank or dtype";
+  // Signs first, then emptiness: a negative size is refused wherever a zero
+  // stands, and an empty view fits however far its other sizes reach.
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] < 0 || t.strides[d] < 0) return name + " has a negative size or stride";
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] == 0) return "";
   uint64_t last = 0;  // element index of the furthest element
   for (int d = 0; d < t.rank; ++d) {
-    if (t.shape[d] == 0) return "";
-    if (t.shape[d] < 0 || t.strides[d] < 0) return name + " has a negative size or stride";
     uint64_t span;
     if (__builtin_mul_overflow(static_cast<uint64_t>(t.shape[d] - 1),
                                static_cast<uint64_t>(t.strides[d]), &span) ||

@@ -31,6 +31,18 @@ TEST(TensorBounds, TheLastElementMustEndInsideTheMemory) {
 
 TEST(TensorBounds, EmptyTensorsTouchNothing) {
   EXPECT_EQ(check_tensor_bounds(f32({0, 3}, {3, 1}, 1 << 20), 0, 0), "");
+  // Wherever the zero stands: the sizes before it would overflow.
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_EQ(check_tensor_bounds(f32({big, big, 0}, {big, 1, 1}), 0, 0), "");
+}
+
+TEST(TensorBounds, ANegativeSizeOrStrideIsRefusedBesideAZeroSize) {
+  EXPECT_EQ(check_tensor_bounds(f32({0, -1}, {1, 1}), 64, 0),
+            "tensor 0 has a negative size or stride");
+  EXPECT_EQ(check_tensor_bounds(f32({-1, 0}, {1, 1}), 64, 0),
+            "tensor 0 has a negative size or stride");
+  EXPECT_EQ(check_tensor_bounds(f32({0, 2}, {1, -1}), 64, 0),
+            "tensor 0 has a negative size or stride");
 }
 
 TEST(TensorBounds, HugeViewsAreRefusedWithoutWrappingAround) {
