@@ -31,7 +31,9 @@ bool case_matches(const std::string& pattern, const std::string& id) {
 }  // namespace
 
 WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) {
-  if (!doc.is_object() || doc.value("schema", "") != "polychip.waivers/1")
+  // A json default: with a string one, value() throws nlohmann's type_error
+  // for a schema that is not a string.
+  if (!doc.is_object() || doc.value("schema", nlohmann::json()) != "polychip.waivers/1")
     bad(origin, "must be an object with \"schema\": \"polychip.waivers/1\"");
   if (!doc.contains("waivers") || !doc["waivers"].is_array())
     bad(origin, "'waivers' must be an array");
@@ -49,8 +51,12 @@ WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) 
         bad(list.origin_, fmt::format("{}.{} must be a non-empty string", where, key));
       *field = e[key].get<std::string>();
     }
-    w.reference = e.value("reference", "");
-    w.case_pattern = e.value("case", "");
+    for (auto [key, field] :
+         {std::pair{"reference", &w.reference}, std::pair{"case", &w.case_pattern}}) {
+      if (!e.contains(key)) continue;
+      if (!e[key].is_string()) bad(list.origin_, fmt::format("{}.{} must be a string", where, key));
+      *field = e[key].get<std::string>();
+    }
     if (w.kind != "waiver" && w.kind != "expected_failure")
       bad(list.origin_,
           fmt::format("{}.kind '{}' must be \"waiver\" or \"expected_failure\"", where, w.kind));

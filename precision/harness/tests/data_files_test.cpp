@@ -1,4 +1,7 @@
 // The shipped data files load, and malformed ones are refused naming the entry.
+#include <cstdio>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "polychip/error.hpp"
@@ -139,6 +142,150 @@ TEST(Waivers, ParseMatchAndRefuse) {
   EXPECT_NE(error_of([&] { WaiverList::from_json(no_reason, "w"); }).find("reason"),
             std::string::npos);
   EXPECT_NO_THROW(WaiverList::builtin());
+}
+
+// One waiver narrowed on every field: the field-by-field and leak tests.
+json narrow_waiver() {
+  return {{"adapter", "sim.bf16acc"}, {"op", "gemm"},  {"dtype", "f16"},
+          {"kind", "waiver"},         {"reason", "r"}, {"case", "gemm/f16/8x8x8/seed=1"}};
+}
+
+WaiverList one_waiver(const json& entry) {
+  return WaiverList::from_json({{"schema", "polychip.waivers/1"}, {"waivers", {entry}}}, "w");
+}
+
+TEST(Waivers, EveryFieldMustMatchAndAWaiverDoesNotLeakToAnother) {
+  const auto list = one_waiver(narrow_waiver());
+  const std::string id = "gemm/f16/8x8x8/seed=1";
+  EXPECT_TRUE(list.match("sim.bf16acc", "sim", "gemm", DType::kF16, id));
+  EXPECT_TRUE(list.match("sim", "sim.bf16acc", "gemm", DType::kF16, id));    // by device type
+  EXPECT_FALSE(list.match("sim", "sim", "gemm", DType::kF16, id));           // neither adapter
+  EXPECT_FALSE(list.match("sim.bf16acc", "sim", "add", DType::kF16, id));    // another op
+  EXPECT_FALSE(list.match("sim.bf16acc", "sim", "gemm", DType::kBF16, id));  // another dtype
+  EXPECT_FALSE(list.match("sim.bf16acc", "sim", "gemm", DType::kF16, "gemm/f16/8x8x8/seed=2"));
+  // A waiver narrowed to a case does not apply where the case is not named.
+  EXPECT_FALSE(list.match("sim.bf16acc", "sim", "gemm", DType::kF16));
+  // Only the waiver's fields are patterns: a '*' in the query is a name.
+  EXPECT_FALSE(list.match("*", "sim", "gemm", DType::kF16, id));
+  EXPECT_FALSE(list.match("sim", "*", "gemm", DType::kF16, id));
+  EXPECT_FALSE(list.match("sim.bf16acc", "sim", "*", DType::kF16, id));
+}
+
+TEST(Waivers, StarMatchesAnyAdapterOpAndDtype) {
+  json any = narrow_waiver();
+  for (const char* key : {"adapter", "op", "dtype"}) any[key] = "*";
+  any.erase("case");
+  const auto list = one_waiver(any);
+  EXPECT_TRUE(list.match("cpu", "cpu.host", "exp", DType::kF32));
+  EXPECT_TRUE(list.match("sim", "sim.bf16acc", "gemm", DType::kBF16, "gemm/bf16/4x4x4/seed=1"));
+}
+
+// "x/*" matches every id starting with "x/" (the '*' itself is not matched);
+// a pattern without a trailing '*' only the id itself.
+TEST(Waivers, CasePatternIsTheExactIdOrAPrefixBeforeATrailingStar) {
+  json entry = narrow_waiver();
+  const auto matches_case = [&](const char* pattern, const std::string& id) {
+    entry["case"] = pattern;
+    return one_waiver(entry).match("sim.bf16acc", "sim", "gemm", DType::kF16, id).has_value();
+  };
+  EXPECT_TRUE(matches_case("gemm/f16/8x8x8/*", "gemm/f16/8x8x8/seed=3"));
+  EXPECT_TRUE(matches_case("gemm/f16/8x8x8/*", "gemm/f16/8x8x8/"));  // the shortest match
+  EXPECT_FALSE(matches_case("gemm/f16/8x8x8/*", "gemm/f16/8x8x8"));  // one character short
+  EXPECT_FALSE(matches_case("gemm/f16/8x8x8/*", "gemm/f16/8x8x80/seed=3"));
+  EXPECT_TRUE(matches_case("gemm/f16/8x8x8/seed=3", "gemm/f16/8x8x8/seed=3"));
+  EXPECT_FALSE(matches_case("gemm/f16/8x8x8/seed=3", "gemm/f16/8x8x8/seed=31"));
+  EXPECT_FALSE(matches_case("gemm/f16/8x8x8/seed=3", "gemm/f16/8x8x8/seed="));
+  EXPECT_TRUE(matches_case("", "gemm/f16/8x8x8/seed=3"));  // no pattern: every case
+}
+
+TEST(Waivers, TheFirstMatchingEntryWins) {
+  json first = narrow_waiver(), second = narrow_waiver();
+  first.erase("case");
+  second["reason"] = "second";
+  const auto list =
+      WaiverList::from_json({{"schema", "polychip.waivers/1"}, {"waivers", {first, second}}}, "w");
+  EXPECT_EQ(list.match("sim.bf16acc", "sim", "gemm", DType::kF16, "gemm/f16/8x8x8/seed=1")->reason,
+            "r");
+}
+
+// Each malformed entry is refused as "waivers '<file>': waivers[<k>].<field> ...".
+TEST(Waivers, MalformedFilesAreRefusedNamingTheFileEntryAndField) {
+  const json good = {{"schema", "polychip.waivers/1"}, {"waivers", {narrow_waiver()}}};
+  const auto refusal = [](const json& doc) {
+    return error_of([&] { WaiverList::from_json(doc, "w.json"); });
+  };
+  const auto with_entry = [&](const char* key, const json& value) {
+    json doc = good;
+    doc["waivers"][0][key] = value;
+    return refusal(doc);
+  };
+  const auto starts_with = [](const std::string& message, const std::string& start) {
+    return message.compare(0, start.size(), start) == 0;
+  };
+  EXPECT_EQ(refusal(good), "");
+  for (const char* key : {"adapter", "op", "dtype", "kind", "reason"}) {
+    const std::string want =
+        std::string("waivers 'w.json': waivers[0].") + key + " must be a non-empty string";
+    json missing = good;
+    missing["waivers"][0].erase(key);
+    EXPECT_EQ(refusal(missing), want);
+    EXPECT_EQ(with_entry(key, ""), want);
+    EXPECT_EQ(with_entry(key, 7), want);
+  }
+  EXPECT_TRUE(starts_with(with_entry("kind", "skip"), "waivers 'w.json': waivers[0].kind 'skip'"));
+  EXPECT_EQ(with_entry("kind", "expected_failure"), "");
+  EXPECT_TRUE(
+      starts_with(with_entry("op", "expp"), "waivers 'w.json': waivers[0].op 'expp' is not an op"));
+  EXPECT_TRUE(starts_with(with_entry("dtype", "f33"), "waivers 'w.json': waivers[0].dtype: "));
+  // Optional fields, when present, are strings (a number is no reference).
+  EXPECT_EQ(with_entry("reference", 12), "waivers 'w.json': waivers[0].reference must be a string");
+  EXPECT_EQ(with_entry("case", true), "waivers 'w.json': waivers[0].case must be a string");
+  json second_bad = good;
+  second_bad["waivers"].push_back(1);
+  EXPECT_EQ(refusal(second_bad), "waivers 'w.json': waivers[1] must be an object");
+  const std::string bad_schema = "waivers 'w.json': must be an object with \"schema\"";
+  for (const json& doc : {json{{"schema", "polychip.waivers/2"}, {"waivers", json::array()}},
+                          json{{"schema", 1}, {"waivers", json::array()}},
+                          json{{"waivers", json::array()}}, json::array()})
+    EXPECT_TRUE(starts_with(refusal(doc), bad_schema)) << doc.dump();
+  for (const json& doc : {json{{"schema", "polychip.waivers/1"}, {"waivers", json::object()}},
+                          json{{"schema", "polychip.waivers/1"}}})
+    EXPECT_EQ(refusal(doc), "waivers 'w.json': 'waivers' must be an array") << doc.dump();
+}
+
+TEST(Waivers, JsonRoundTripKeepsEveryFieldAndLeavesEmptyOptionalsOut) {
+  json entry = narrow_waiver();
+  entry["reference"] = "BUG-12";
+  const Waiver w = one_waiver(entry).all().at(0);
+  EXPECT_EQ(to_json(w), entry);
+  Waiver plain = w;
+  plain.reference.clear();
+  plain.case_pattern.clear();
+  EXPECT_FALSE(to_json(plain).contains("reference"));
+  EXPECT_FALSE(to_json(plain).contains("case"));
+}
+
+TEST(Waivers, ForAdapterListsThoseOfTheAdapterNameOrItsDeviceType) {
+  json by_type = narrow_waiver(), by_name = narrow_waiver(), any = narrow_waiver();
+  by_name["adapter"] = "cpu";
+  any["adapter"] = "*";
+  const auto list = WaiverList::from_json(
+      {{"schema", "polychip.waivers/1"}, {"waivers", {by_type, by_name, any}}}, "w");
+  EXPECT_EQ(list.for_adapter("sim", "sim.bf16acc").size(), 2u);  // by_type, any
+  EXPECT_EQ(list.for_adapter("cpu", "cpu.host").size(), 2u);     // by_name, any
+  EXPECT_EQ(list.for_adapter("npu", "npu.x").size(), 1u);        // any
+  EXPECT_EQ(list.for_adapter("*", "*").size(), 1u);              // names, not patterns
+}
+
+TEST(Waivers, FromFileReadsTheFileAndNamesItInErrors) {
+  const std::string path = ::testing::TempDir() + "waivers_from_file.json";
+  std::ofstream(path) << json{{"schema", "polychip.waivers/1"}, {"waivers", {narrow_waiver()}}};
+  const auto list = WaiverList::from_file(path);
+  EXPECT_EQ(list.origin(), path);
+  EXPECT_EQ(list.all().size(), 1u);
+  std::remove(path.c_str());
+  EXPECT_EQ(error_of([] { WaiverList::from_file("/nonexistent/w.json"); }),
+            "waivers file '/nonexistent/w.json' cannot be read");
 }
 
 TEST(Verdicts, NamesRoundTripAndFailuresAreFailCrashTimeout) {
