@@ -48,6 +48,44 @@ TEST(CaseSpec, BadIdsAreRejectedNamingThePart) {
   expect_rejected("exp/f32/4/a++b/seed=1", "empty variant");
 }
 
+TEST(CaseSpec, TokensMatchWholeAndValuesNeedTheirKeyAndEquals) {
+  const CaseSpec s = parse_case_id("cast/f32/10/tanh+ab=f32+tox=f16+to+to=bf16/seed=1");
+  EXPECT_TRUE(s.has("tanh"));
+  EXPECT_FALSE(s.has("tan"));  // a prefix is no token
+  EXPECT_FALSE(s.has("to=b"));
+  EXPECT_EQ(s.value_of("to"), "bf16");  // not another key's, not "tox=f16"'s, not the bare "to"
+  EXPECT_EQ(parse_case_id("cast/f32/10/to=/seed=1").value_of("to"), "");
+  EXPECT_EQ(parse_case_id("cast/f32/10/to/seed=1").value_of("to"), "");
+}
+
+TEST(CaseSpec, IdPrintsScalarAndSingleTokenVariantsAndParsesThemBack) {
+  const CaseSpec scalar{"exp", DType::kF16, {}, {}, 0};
+  EXPECT_EQ(case_id(scalar), "exp/f16/scalar/seed=0");
+  EXPECT_TRUE(parse_case_id(case_id(scalar)).dims.empty());
+  const CaseSpec one{"exp", DType::kF32, {5}, {"wide"}, 18446744073709551615ull};
+  EXPECT_EQ(case_id(one), "exp/f32/5/wide/seed=18446744073709551615");
+  EXPECT_EQ(parse_case_id(case_id(one)).seed, one.seed);  // the largest seed
+  EXPECT_EQ(parse_case_id(case_id(one)).variant, one.variant);
+}
+
+TEST(CaseSpec, MalformedNumbersAndPartCountsAreRefused) {
+  expect_rejected("exp/f32/4/a/b/seed=1", "wrong number");  // six parts
+  expect_rejected("exp/f32/4x/seed=1", "dimension ''");
+  expect_rejected("exp/f32/4 /seed=1", "dimension '4 '");
+  expect_rejected("exp/f32/4/seed=", "seed=");
+  expect_rejected("exp/f32/4/seed=1x", "'seed=1x'");
+  expect_rejected("exp/f32/4/sead=1", "'sead=1'");
+  expect_rejected("exp/f32/4/seed=18446744073709551616", "seed=");  // one past the largest
+  expect_rejected("exp/f32/4/seed=-1", "seed=");
+  expect_rejected("exp/f32/4//seed=1", "empty variant");
+}
+
+// The id is the view, not the buffer behind it: digits after it are not read.
+TEST(CaseSpec, ParsingStopsAtTheEndOfTheView) {
+  const std::string_view longer = "exp/f32/4/seed=12";
+  EXPECT_EQ(parse_case_id(longer.substr(0, longer.size() - 1)).seed, 1u);
+}
+
 TEST(ValueGenerator, SameSeedSameValuesAllRepresentable) {
   for (DType dt : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16})
     for (auto d : {Distribution::kNormal, Distribution::kUniform, Distribution::kPositive,
