@@ -267,7 +267,8 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
                           : Distribution::kNormal;
     fill(in[0], ab == Distribution::kSpecial ? Distribution::kNormal : ab);
     fill(in[1], ab == Distribution::kSpecial ? Distribution::kNormal : ab);
-    if (ab == Distribution::kSpecial) {
+    // (An empty a or b has no row or column 0 to hold them.)
+    if (ab == Distribution::kSpecial && !in[0].values.empty() && !in[1].values.empty()) {
       // Special values in row 0 of op(a) and column 0 of op(b) only: in
       // every row they would make every output NaN (a case that proves
       // nothing, Mistrusted).
@@ -369,7 +370,9 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
     }
     if (p.broadcast) {  // every row of b is its row 0
       auto& b = in[1].values;
-      const size_t row = static_cast<size_t>(element_count(in[1].shape) / in[1].shape[0]);
+      // (Not element_count / shape[0]: an empty dimension 0 would divide by zero.)
+      const size_t row =
+          static_cast<size_t>(element_count(Shape(in[1].shape.begin() + 1, in[1].shape.end())));
       for (size_t i = row; i < b.size(); ++i) b[i] = b[i % row];
     }
     if ((name == "log" || name == "sqrt" || name == "rsqrt") && dist == Distribution::kWide)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -155,6 +156,133 @@ TEST(Problem, LayoutAttributeAndIdVariantsShapeTheInputs) {
   p = build_problem(parse_case_id("embedding_backward/f32/16x9x4/repeated/seed=3"), kOracle);
   EXPECT_EQ(std::count(p.inputs[0].values.begin(), p.inputs[0].values.end(), 0.0) >= 4, true);
   EXPECT_EQ(std::count(p.inputs[0].values.begin(), p.inputs[0].values.end(), 8.0) >= 4, true);
+}
+
+// Attributes each id flag sets, and what they are without it.
+TEST(Problem, IdFlagsSetTheirAttributes) {
+  const auto attrs = [](const char* id) { return build_problem(parse_case_id(id), kOracle).attrs; };
+  auto a = attrs("gemm/f32/4x5x6/ta+tb+alpha+beta+tf32/seed=1");
+  EXPECT_EQ(a.ints[attr::kTransA], 1);
+  EXPECT_EQ(a.ints[attr::kTransB], 1);
+  EXPECT_EQ(a.ints[attr::kMathMode], 1);
+  EXPECT_EQ(a.floats[attr::kAlpha], 0.5);
+  a = attrs("gemm/f32/4x5x6/rpr/seed=1");
+  EXPECT_EQ(a.ints[attr::kTransA] + a.ints[attr::kTransB], 0);
+  EXPECT_EQ(a.ints[attr::kMathMode], 2);
+  EXPECT_EQ(a.floats[attr::kAlpha], 1.0);
+  EXPECT_EQ(a.floats[attr::kBeta], 0.0);
+  EXPECT_EQ(attrs("gemm/f32/4x5x6/seed=1").ints[attr::kMathMode], 0);
+  EXPECT_EQ(attrs("reduce_sum/f32/4x5/axis0/seed=1").ints[attr::kAxis], 0);
+  EXPECT_EQ(attrs("softmax/f32/4x5/seed=1").ints[attr::kAxis], -1);
+  EXPECT_EQ(attrs("gelu_backward/f32/8/tanh/seed=1").ints[attr::kGeluApproximate], 1);
+  EXPECT_EQ(attrs("gelu/f32/8/seed=1").ints[attr::kGeluApproximate], 0);
+  a = attrs("attention/f32/1x2x3x16/noncausal/seed=1");
+  EXPECT_EQ(a.floats[attr::kScale], 0.25);  // 1 / sqrt(D)
+  EXPECT_EQ(a.ints[attr::kCausal], 0);
+  EXPECT_EQ(attrs("attention/f32/1x2x3x16/seed=1").ints[attr::kCausal], 1);
+  EXPECT_EQ(attrs("layernorm/f32/4x8/eps/seed=1").floats[attr::kEps], 0.5);
+  EXPECT_EQ(attrs("rotary_embedding/f32/2x1x4/inverse/seed=1").ints[attr::kInverse], 1);
+  EXPECT_EQ(attrs("rotary_embedding/f32/2x1x4/seed=1").ints[attr::kInverse], 0);
+  // adamw: step 1 + seed % 50 (never 0); "attrs" moves every hyperparameter.
+  EXPECT_EQ(attrs("adamw/f32/8/seed=49").ints[attr::kStep], 50);
+  EXPECT_EQ(attrs("adamw/f32/8/seed=50").ints[attr::kStep], 1);
+  a = attrs("adamw/f32/8/attrs/seed=1");
+  const polychip_op_attrs defaults = default_attrs(*find_op("adamw"));
+  for (int k : {attr::kLr, attr::kBeta1, attr::kBeta2, attr::kAdamEps, attr::kWeightDecay})
+    EXPECT_NE(a.floats[k], defaults.floats[k]) << k;
+  EXPECT_EQ(a.ints[attr::kStep], 1000);
+  // fill's special value is special_values()[seed % 15]: 9 is +Inf.
+  EXPECT_EQ(attrs("fill/f32/8/special/seed=9").floats[attr::kFillValue],
+            std::numeric_limits<double>::infinity());
+}
+
+// How long the reduction behind one output element is, per op family.
+TEST(Problem, ReduceLengthIsTheLongestReductionOfTheOp) {
+  const auto len = [](const char* id) {
+    return build_problem(parse_case_id(id), kOracle).reduce_len;
+  };
+  EXPECT_EQ(len("gemm/f32/2x4x5x6/seed=1"), 6);      // K
+  EXPECT_EQ(len("reduce_sum/f32/3x4x5/seed=1"), 5);  // the last axis
+  EXPECT_EQ(len("reduce_sum/f32/3x4x5/axis0/seed=1"), 3);
+  EXPECT_EQ(len("log_softmax/f32/3x7/seed=1"), 7);
+  EXPECT_EQ(len("layernorm/f32/9x4/seed=1"), 4);         // D
+  EXPECT_EQ(len("rmsnorm_backward/f32/9x4/seed=1"), 9);  // dgamma sums N
+  EXPECT_EQ(len("rmsnorm_backward/f32/4x9/seed=1"), 9);
+  EXPECT_EQ(len("cross_entropy/f32/3x11/seed=1"), 11);  // C
+  EXPECT_EQ(len("embedding_backward/f32/12x5x3/seed=1"), 12);
+  EXPECT_EQ(len("embedding/f32/12x5x3/seed=1"), 1);
+  EXPECT_EQ(len("attention/f32/1x2x7x4/seed=1"), 11);  // S + D
+  EXPECT_EQ(len("exp/f32/5x6/seed=1"), 1);
+}
+
+// log, sqrt and rsqrt get positive inputs by default and |wide| with "wide".
+TEST(Problem, RootAndLogInputsStayInTheirDomain) {
+  for (const char* op : {"log", "sqrt", "rsqrt"})
+    for (const char* variant : {"", "wide/"}) {
+      const std::string id = std::string(op) + "/f32/500/" + variant + "seed=2";
+      const auto p = build_problem(parse_case_id(id), kOracle);
+      EXPECT_GE(*std::min_element(p.inputs[0].values.begin(), p.inputs[0].values.end()), 0) << id;
+    }
+  // Other unary ops keep both signs.
+  const auto p = build_problem(parse_case_id("tanh/f32/500/seed=2"), kOracle);
+  EXPECT_LT(*std::min_element(p.inputs[0].values.begin(), p.inputs[0].values.end()), 0);
+}
+
+// exp's wide inputs reach past both ends: results that underflow to 0 and overflow to Inf.
+TEST(Problem, ExpWideInputsCrossUnderflowAndOverflow) {
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const auto p = build_problem(CaseSpec{"exp", dt, {2000}, {"wide"}, 4}, kOracle);
+    const auto [lo, hi] = std::minmax_element(p.inputs[0].values.begin(), p.inputs[0].values.end());
+    const FloatFormat f = float_format(dt);
+    EXPECT_LT(*lo, std::log(f.min_subnormal())) << dtype_name(dt);
+    EXPECT_GT(*lo, 1.03 * std::log(f.min_subnormal())) << dtype_name(dt);
+    EXPECT_GT(*hi, std::log(f.max_finite)) << dtype_name(dt);
+    EXPECT_LT(*hi, 1.03 * std::log(f.max_finite)) << dtype_name(dt);
+  }
+}
+
+// cos[s, j] and sin[s, j] of the angle s * 10000^(-2j / D).
+TEST(Problem, RotaryTablesHoldTheAnglesOfEachPosition) {
+  const auto p = build_problem(parse_case_id("rotary_embedding/f32/5x2x8/seed=1"), kOracle);
+  ASSERT_EQ(p.inputs[1].shape, (Shape{5, 4}));
+  for (int s = 0; s < 5; ++s)
+    for (int j = 0; j < 4; ++j) {
+      const double theta = s * std::pow(10000.0, -2.0 * j / 8);
+      EXPECT_FLOAT_EQ(p.inputs[1].values[static_cast<size_t>(s * 4 + j)], std::cos(theta));
+      EXPECT_FLOAT_EQ(p.inputs[2].values[static_cast<size_t>(s * 4 + j)], std::sin(theta));
+    }
+}
+
+// Transposed operands: the special values still sit in row 0 of op(a) and column 0 of op(b).
+TEST(Problem, GemmSpecialValuesFollowTheTransposes) {
+  auto p = build_problem(parse_case_id("gemm/f32/8x6x64/ta+tb+special/seed=1"), kOracle);
+  std::vector<HostTensor> out = p.outputs;
+  kOracle(*p.op, p.inputs, out, p.attrs);
+  for (size_t i = 0; i < 8; ++i)
+    for (size_t j = 0; j < 6; ++j)
+      EXPECT_EQ(std::isfinite(out[0].values[i * 6 + j]), i > 0 && j > 0) << i << ", " << j;
+}
+
+// A zero dimension gives empty tensors, not a crash (these divided by
+// zero and wrote past empty buffers).
+TEST(Problem, ZeroSizedBroadcastAndSpecialGemmBuildEmptyTensors) {
+  for (const char* id : {"add/f32/0x4/broadcast/seed=1", "gemm/f32/0x4x8/special/seed=1",
+                         "gemm/f32/4x0x8/ta+tb+special/seed=1"}) {
+    const auto p = build_problem(parse_case_id(id), kOracle);
+    EXPECT_EQ(p.outputs[0].shape[0] * p.outputs[0].shape[1], 0) << id;
+  }
+}
+
+// cast's output dtype: "to=<dtype>", else bf16 from f32 and f32 from the others.
+TEST(Problem, CastConvertsToTheToDtypeOrBetweenF32AndBF16) {
+  const auto dtypes = [](const char* id) {
+    const auto p = build_problem(parse_case_id(id), kOracle);
+    return std::pair{p.inputs[0].dtype, p.outputs[0].dtype};
+  };
+  EXPECT_EQ(dtypes("cast/f32/8/seed=1"), std::pair(DType::kF32, DType::kBF16));
+  EXPECT_EQ(dtypes("cast/bf16/8/seed=1"), std::pair(DType::kBF16, DType::kF32));
+  EXPECT_EQ(dtypes("cast/f64/8/seed=1"), std::pair(DType::kF64, DType::kF32));
+  EXPECT_EQ(dtypes("cast/f32/8/to=f16/seed=1"), std::pair(DType::kF32, DType::kF16));
 }
 
 TEST(Problem, TensorsAreNamedAsTheContractNamesThem) {
