@@ -45,10 +45,13 @@ TEST(Tolerances, MalformedTablesAreRefused) {
   json good = {{"schema", "polychip.tolerances/1"},
                {"defaults", {{"rtol", {{"f32", 1e-6}}}, {"atol_factor", {{"f32", 1e-7}}}}}};
   EXPECT_NO_THROW(ToleranceTable::from_json(good, "t"));
-  json bad_schema = good;
-  bad_schema["schema"] = "x";
-  EXPECT_NE(error_of([&] { ToleranceTable::from_json(bad_schema, "t"); }).find("schema"),
-            std::string::npos);
+  for (const json& schema : {json("x"), json(1)}) {
+    json bad_schema = good;
+    bad_schema["schema"] = schema;
+    EXPECT_NE(error_of([&] { ToleranceTable::from_json(bad_schema, "t"); }).find("schema"),
+              std::string::npos)
+        << schema;
+  }
   json bad_dtype = good;
   bad_dtype["defaults"]["rtol"]["f33"] = 1;
   EXPECT_NE(error_of([&] { ToleranceTable::from_json(bad_dtype, "t"); }).find("defaults.rtol"),
