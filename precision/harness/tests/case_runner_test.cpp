@@ -198,6 +198,17 @@ class CaseRunnerTest : public ::testing::Test {
     runtime_.dispatcher().patch(device_.device_type(), op, std::nullopt, fn, "case_runner_test");
   }
   std::string message_of(const char* id) { return run(id).record.value("message", ""); }
+  // An expected failure of exp in f32 on cpu.
+  void waive_exp_f32() {
+    waivers_ = WaiverList::from_json({{"schema", "polychip.waivers/1"},
+                                      {"waivers",
+                                       {{{"adapter", "cpu"},
+                                         {"op", "exp"},
+                                         {"dtype", "f32"},
+                                         {"kind", "expected_failure"},
+                                         {"reason", "test"}}}}},
+                                     "test");
+  }
   // Runs `id` with its op patched to `fn`, expecting a failure: the record's
   // worst element, and the problem (the inputs the case ran on).
   std::pair<nlohmann::json, Problem> worst_of(const char* id, polychip_kernel_fn fn) {
@@ -321,14 +332,7 @@ TEST_F(CaseRunnerTest, WithinToleranceButWorseThanNvidiaIsQualityWarning) {
 }
 
 TEST_F(CaseRunnerTest, WaivedFailureKeepsTheWaiverAndTheOriginalVerdict) {
-  waivers_ = WaiverList::from_json({{"schema", "polychip.waivers/1"},
-                                    {"waivers",
-                                     {{{"adapter", "cpu"},
-                                       {"op", "exp"},
-                                       {"dtype", "f32"},
-                                       {"kind", "expected_failure"},
-                                       {"reason", "test"}}}}},
-                                   "test");
+  waive_exp_f32();
   patch_exp(&identity_exp);
   auto out = run("exp/f32/100/seed=1");
   EXPECT_EQ(out.verdict, Verdict::kWaived);
@@ -481,14 +485,7 @@ TEST_F(CaseRunnerTest, AmongEquallyWrongOutputsTheFirstIsNamed) {
 }
 
 TEST_F(CaseRunnerTest, AWaiverLeavesAPassingCaseAlone) {
-  waivers_ = WaiverList::from_json({{"schema", "polychip.waivers/1"},
-                                    {"waivers",
-                                     {{{"adapter", "cpu"},
-                                       {"op", "exp"},
-                                       {"dtype", "f32"},
-                                       {"kind", "expected_failure"},
-                                       {"reason", "test"}}}}},
-                                   "test");
+  waive_exp_f32();
   auto out = run("exp/f32/100/seed=1");
   EXPECT_EQ(out.verdict, Verdict::kPass) << out.record.dump(1);
   EXPECT_FALSE(out.record.contains("waiver"));
