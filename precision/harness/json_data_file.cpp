@@ -23,4 +23,10 @@ nlohmann::json read_json_data_file(std::string_view kind, const std::string& pat
   }
 }
 
+bool has_schema(const nlohmann::json& doc, std::string_view schema) {
+  if (!doc.is_object()) return false;
+  auto it = doc.find("schema");
+  return it != doc.end() && it->is_string() && it->get_ref<const std::string&>() == schema;
+}
+
 }  // namespace polychip::precision

@@ -18,4 +18,8 @@ namespace polychip::precision {
 // cannot be opened, INVALID_ARGUMENT (as throw_bad_data_file) when it is not JSON.
 nlohmann::json read_json_data_file(std::string_view kind, const std::string& path);
 
+// Whether `doc` is an object whose "schema" is the string `schema`; false for
+// any other document, a missing schema or one that is not a string.
+bool has_schema(const nlohmann::json& doc, std::string_view schema);
+
 }  // namespace polychip::precision

@@ -47,8 +47,7 @@ std::string_view tolerance_mode_name(ToleranceMode m) {
 
 ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string origin) {
   if (!doc.is_object()) bad(origin, "the document must be a JSON object");
-  // (A json default: value() with a string default throws on a number.)
-  if (doc.value("schema", nlohmann::json()) != "polychip.tolerances/1")
+  if (!has_schema(doc, "polychip.tolerances/1"))
     bad(origin, "'schema' must be \"polychip.tolerances/1\"");
   for (const char* section : {"rtol", "atol_factor"})
     if (!doc.contains("defaults") || !doc["defaults"].contains(section) ||

@@ -31,9 +31,7 @@ bool case_matches(const std::string& pattern, const std::string& id) {
 }  // namespace
 
 WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) {
-  // A json default: with a string one, value() throws nlohmann's type_error
-  // for a schema that is not a string.
-  if (!doc.is_object() || doc.value("schema", nlohmann::json()) != "polychip.waivers/1")
+  if (!has_schema(doc, "polychip.waivers/1"))
     bad(origin, "must be an object with \"schema\": \"polychip.waivers/1\"");
   if (!doc.contains("waivers") || !doc["waivers"].is_array())
     bad(origin, "'waivers' must be an array");

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "json_data_file.hpp"
 #include "polychip/error.hpp"
 #include "tolerance.hpp"
 #include "verdict.hpp"
@@ -22,6 +23,15 @@ std::string error_of(F&& f) {
     return e.message();
   }
   return "";
+}
+
+TEST(DataFiles, HasSchemaOnlyForAnObjectWhoseSchemaIsThatString) {
+  EXPECT_TRUE(has_schema(json{{"schema", "polychip.x/1"}, {"other", 1}}, "polychip.x/1"));
+  for (const json& doc :
+       {json{{"schema", "polychip.x/2"}}, json{{"schema", "polychip.x/1 "}}, json{{"schema", 1}},
+        json{{"schema", json::array({"polychip.x/1"})}}, json{{"Schema", "polychip.x/1"}},
+        json::object(), json::array({"schema", "polychip.x/1"}), json("polychip.x/1")})
+    EXPECT_FALSE(has_schema(doc, "polychip.x/1")) << doc.dump();
 }
 
 TEST(Tolerances, BuiltinTableFollowsTheAnchors) {
