@@ -77,8 +77,8 @@ std::string check_reduction(const OpCall& c) {
   bool ok = y.rank == x.rank;
   for (int d = 0; ok && d < x.rank; ++d) ok = y.shape[d] == (d == axis ? 1 : x.shape[d]);
   if (!ok)
-    return fmt::format("'y' has shape {} but must be {} with dimension {} set to 1",
-                       shape_str(y), shape_str(x), axis);
+    return fmt::format("'y' has shape {} but must be {} with dimension {} set to 1", shape_str(y),
+                       shape_str(x), axis);
   // Only argmax has an index output (i64 or i32); the first maximum of
   // nothing has no index.
   bool argmax = y.dtype == POLYCHIP_DTYPE_I64 || y.dtype == POLYCHIP_DTYPE_I32;
@@ -97,7 +97,8 @@ std::string check_softmax_backward(const OpCall& c) {
 
 std::string expect_shape(const polychip_tensor& t, const char* name,
                          std::initializer_list<int64_t> dims) {
-  bool ok = t.rank == static_cast<int>(dims.size()) && std::equal(dims.begin(), dims.end(), t.shape);
+  bool ok =
+      t.rank == static_cast<int>(dims.size()) && std::equal(dims.begin(), dims.end(), t.shape);
   if (ok) return "";
   std::string want = "[";
   int k = 0;
@@ -262,6 +263,8 @@ std::string check_adamw(const OpCall& c) {
 }
 
 // --- the table --------------------------------------------------------------
+// The table reads best one op, tensor or attribute per line.
+// clang-format off
 
 OpSpec unary(const char* name, const char* summary) {
   return {name, "elementwise", summary, {T{"x", false, kT, "[*]"}, T{"y", true, kT, "[*]"}},
@@ -458,6 +461,7 @@ std::vector<OpSpec> build_contract() {
        kFloat, check_adamw, true});
   return ops;
 }
+// clang-format on
 
 // Whether a family accepts arbitrary strides; the others need row-major.
 bool accepts_strides(const OpSpec& op) {
@@ -582,8 +586,8 @@ std::string validate_call(const OpSpec& op, const OpCall& call) {
       if (t.shape[d] < 0)
         return fmt::format("'{}' has negative size {} in dimension {}", spec.name, t.shape[d], d);
       if (t.strides[d] < 0)
-        return fmt::format("'{}' has negative stride {} in dimension {}", spec.name,
-                           t.strides[d], d);
+        return fmt::format("'{}' has negative stride {} in dimension {}", spec.name, t.strides[d],
+                           d);
     }
     if (num_elements(t) > 0 && t.memory == nullptr)
       return fmt::format("'{}' has no memory", spec.name);
