@@ -14,8 +14,8 @@ namespace {
 struct Format {
   int exponent_bits;
   int mantissa_bits;
-  bool has_infinity;      // false: E4M3FN style, the all-ones pattern is NaN
-  uint32_t nan_bits;      // canonical quiet NaN, positive
+  bool has_infinity;  // false: E4M3FN style, the all-ones pattern is NaN
+  uint32_t nan_bits;  // canonical quiet NaN, positive
 };
 
 constexpr Format kF16{5, 10, true, 0x7E00};
@@ -73,8 +73,8 @@ uint32_t encode(double value, const Format& f) {
   if (unbiased < min_normal_exp) {
     out = q;  // subnormal; a carry into bit mantissa_bits is the smallest normal
   } else {
-    out = (static_cast<uint64_t>(unbiased + bias) << f.mantissa_bits) + q -
-          (1ull << f.mantissa_bits);
+    out =
+        (static_cast<uint64_t>(unbiased + bias) << f.mantissa_bits) + q - (1ull << f.mantissa_bits);
   }
   if (out > max_finite_bits(f)) return sign | overflow;
   return sign | static_cast<uint32_t>(out);
@@ -111,7 +111,9 @@ I saturate(double v) {
 
 }  // namespace
 
-bool is_valid_dtype(int32_t code) { return code >= POLYCHIP_DTYPE_F64 && code < POLYCHIP_DTYPE_COUNT_; }
+bool is_valid_dtype(int32_t code) {
+  return code >= POLYCHIP_DTYPE_F64 && code < POLYCHIP_DTYPE_COUNT_;
+}
 
 size_t dtype_size(DType d) {
   switch (d) {
@@ -142,17 +144,28 @@ bool is_floating(DType d) {
 
 std::string_view dtype_name(DType d) {
   switch (d) {
-    case DType::kF64: return "f64";
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-    case DType::kF8E4M3: return "f8e4m3";
-    case DType::kF8E5M2: return "f8e5m2";
-    case DType::kI8: return "i8";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
-    case DType::kU8: return "u8";
-    case DType::kBool: return "bool";
+    case DType::kF64:
+      return "f64";
+    case DType::kF32:
+      return "f32";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF8E4M3:
+      return "f8e4m3";
+    case DType::kF8E5M2:
+      return "f8e5m2";
+    case DType::kI8:
+      return "i8";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
+    case DType::kU8:
+      return "u8";
+    case DType::kBool:
+      return "bool";
   }
   return "invalid";
 }
@@ -183,17 +196,28 @@ double load_as_f64(const void* src, DType d) {
     return v;
   };
   switch (d) {
-    case DType::kF64: return load(double{});
-    case DType::kF32: return load(float{});
-    case DType::kF16: return f16_bits_to_f64(load(uint16_t{}));
-    case DType::kBF16: return bf16_bits_to_f64(load(uint16_t{}));
-    case DType::kF8E4M3: return f8e4m3_bits_to_f64(load(uint8_t{}));
-    case DType::kF8E5M2: return f8e5m2_bits_to_f64(load(uint8_t{}));
-    case DType::kI8: return load(int8_t{});
-    case DType::kI32: return load(int32_t{});
-    case DType::kI64: return static_cast<double>(load(int64_t{}));
-    case DType::kU8: return load(uint8_t{});
-    case DType::kBool: return load(uint8_t{}) != 0 ? 1.0 : 0.0;
+    case DType::kF64:
+      return load(double{});
+    case DType::kF32:
+      return load(float{});
+    case DType::kF16:
+      return f16_bits_to_f64(load(uint16_t{}));
+    case DType::kBF16:
+      return bf16_bits_to_f64(load(uint16_t{}));
+    case DType::kF8E4M3:
+      return f8e4m3_bits_to_f64(load(uint8_t{}));
+    case DType::kF8E5M2:
+      return f8e5m2_bits_to_f64(load(uint8_t{}));
+    case DType::kI8:
+      return load(int8_t{});
+    case DType::kI32:
+      return load(int32_t{});
+    case DType::kI64:
+      return static_cast<double>(load(int64_t{}));
+    case DType::kU8:
+      return load(uint8_t{});
+    case DType::kBool:
+      return load(uint8_t{}) != 0 ? 1.0 : 0.0;
   }
   throw_error(StatusCode::kInvalidArgument, "unknown dtype code");
 }
@@ -201,17 +225,28 @@ double load_as_f64(const void* src, DType d) {
 void store_from_f64(double value, void* dst, DType d) {
   auto store = [dst](auto v) { std::memcpy(dst, &v, sizeof v); };
   switch (d) {
-    case DType::kF64: return store(value);
-    case DType::kF32: return store(static_cast<float>(value));
-    case DType::kF16: return store(f64_to_f16_bits(value));
-    case DType::kBF16: return store(f64_to_bf16_bits(value));
-    case DType::kF8E4M3: return store(f64_to_f8e4m3_bits(value));
-    case DType::kF8E5M2: return store(f64_to_f8e5m2_bits(value));
-    case DType::kI8: return store(saturate<int8_t>(value));
-    case DType::kI32: return store(saturate<int32_t>(value));
-    case DType::kI64: return store(saturate<int64_t>(value));
-    case DType::kU8: return store(saturate<uint8_t>(value));
-    case DType::kBool: return store(static_cast<uint8_t>(value != 0 ? 1 : 0));
+    case DType::kF64:
+      return store(value);
+    case DType::kF32:
+      return store(static_cast<float>(value));
+    case DType::kF16:
+      return store(f64_to_f16_bits(value));
+    case DType::kBF16:
+      return store(f64_to_bf16_bits(value));
+    case DType::kF8E4M3:
+      return store(f64_to_f8e4m3_bits(value));
+    case DType::kF8E5M2:
+      return store(f64_to_f8e5m2_bits(value));
+    case DType::kI8:
+      return store(saturate<int8_t>(value));
+    case DType::kI32:
+      return store(saturate<int32_t>(value));
+    case DType::kI64:
+      return store(saturate<int64_t>(value));
+    case DType::kU8:
+      return store(saturate<uint8_t>(value));
+    case DType::kBool:
+      return store(static_cast<uint8_t>(value != 0 ? 1 : 0));
   }
   throw_error(StatusCode::kInvalidArgument, "unknown dtype code");
 }

@@ -5,10 +5,18 @@
 namespace polychip {
 
 std::string status_code_name(int32_t code) {
-  static const char* const kNames[] = {
-      "OK",          "INVALID_ARGUMENT",    "NOT_FOUND",         "UNSUPPORTED",
-      "OUT_OF_MEMORY", "UNAVAILABLE",       "FAILED_PRECONDITION", "INCOMPATIBLE_VERSION",
-      "DEADLINE_EXCEEDED", "ABORTED",       "DATA_CORRUPTION",   "INTERNAL"};
+  static const char* const kNames[] = {"OK",
+                                       "INVALID_ARGUMENT",
+                                       "NOT_FOUND",
+                                       "UNSUPPORTED",
+                                       "OUT_OF_MEMORY",
+                                       "UNAVAILABLE",
+                                       "FAILED_PRECONDITION",
+                                       "INCOMPATIBLE_VERSION",
+                                       "DEADLINE_EXCEEDED",
+                                       "ABORTED",
+                                       "DATA_CORRUPTION",
+                                       "INTERNAL"};
   if (code >= 0 && code < POLYCHIP_STATUS_COUNT_) return kNames[code];
   return fmt::format("UNKNOWN({})", code);
 }

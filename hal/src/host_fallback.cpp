@@ -90,8 +90,8 @@ void run_on_host(const Device& cpu, polychip_kernel_fn cpu_kernel, const OpSpec&
     cpu.check(cpu_kernel(&args), op.name);
     cpu_stream.synchronize();
   } catch (const Error& e) {
-    throw e.annotate(fmt::format("{} (host fallback for {})", op.name,
-                                 device_stream.device().device_type()));
+    throw e.annotate(
+        fmt::format("{} (host fallback for {})", op.name, device_stream.device().device_type()));
   }
   for (auto& s : staged) {
     if (!s.written) continue;

@@ -1,9 +1,11 @@
 #include "polychip/runtime.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -20,6 +22,13 @@ std::string join(const std::vector<std::string>& items) {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
   return s;
+}
+
+// A plugin file: "name.so" or a versioned "name.so.1", "name.so.1.2"; not a
+// README, nor a backup such as "name.so.bak" (dlopen would refuse it, noisily).
+bool is_shared_library_name(const std::string& file_name) {
+  static const std::regex kLibraryName(R"(.+\.so(\.[0-9]+)*)");
+  return std::regex_match(file_name, kLibraryName);
 }
 
 DeviceProperties read_properties(const polychip_adapter_api* api, int index) {
@@ -178,8 +187,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
     std::error_code ec;
     std::vector<std::filesystem::path> files;
     for (const auto& f : std::filesystem::directory_iterator(dir, ec))
-      if (f.path().extension() == ".so" || f.path().string().find(".so.") != std::string::npos)
-        files.push_back(f.path());
+      if (is_shared_library_name(f.path().filename().string())) files.push_back(f.path());
     if (ec) {
       impl_->refused.push_back({dir, "POLYCHIP_ADAPTER_PATH folder unreadable: " + ec.message()});
       continue;
@@ -269,13 +277,12 @@ Device Runtime::device(std::string_view spec) const {
   int index = 0;
   if (auto colon = spec.rfind(':'); colon != std::string_view::npos) {
     name = spec.substr(0, colon);
-    std::string idx(spec.substr(colon + 1));
-    char* end = nullptr;
-    long v = std::strtol(idx.c_str(), &end, 10);
-    if (idx.empty() || *end != '\0' || v < 0)
+    // Digits only: no sign, no spaces, nothing an int cannot hold.
+    std::string_view idx = spec.substr(colon + 1);
+    auto [end, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), index);
+    if (idx.empty() || idx[0] == '-' || ec != std::errc() || end != idx.data() + idx.size())
       throw_error(StatusCode::kInvalidArgument,
                   fmt::format("device '{}': '{}' is not a device index", spec, idx));
-    index = static_cast<int>(v);
   }
   if (const Impl::Adapter* a = impl_->counted_adapter(name)) {
     if (index < static_cast<int>(a->devices.size())) return a->devices[index];

@@ -10,7 +10,8 @@ SharedLibrary::SharedLibrary(const std::string& path) : path_(path) {
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
     const char* why = dlerror();
-    throw_error(StatusCode::kNotFound, std::string("cannot load: ") + (why ? why : "unknown error"));
+    throw_error(StatusCode::kNotFound,
+                std::string("cannot load: ") + (why ? why : "unknown error"));
   }
 }
 

@@ -4,7 +4,6 @@
 
 #include "../src/adapter_table_check.hpp"
 
-
 namespace polychip {
 namespace {
 

@@ -71,9 +71,10 @@ int main(int argc, char** argv) {
   } reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   if (reporter.direct > 0)
-    std::printf("dispatcher overhead: %.1f ns CPU per call, contract validation included (direct "
-                "call %.1f ns, dispatched %.1f ns; ratio %.1fx)\n",
-                reporter.dispatched - reporter.direct, reporter.direct, reporter.dispatched,
-                reporter.dispatched / reporter.direct);
+    std::printf(
+        "dispatcher overhead: %.1f ns CPU per call, contract validation included (direct "
+        "call %.1f ns, dispatched %.1f ns; ratio %.1fx)\n",
+        reporter.dispatched - reporter.direct, reporter.direct, reporter.dispatched,
+        reporter.dispatched / reporter.direct);
   return 0;
 }

@@ -17,19 +17,19 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 TEST(DTypeTest, F16KnownEncodings) {
   EXPECT_EQ(f64_to_f16_bits(1.0), 0x3C00);
   EXPECT_EQ(f64_to_f16_bits(-2.0), 0xC000);
-  EXPECT_EQ(f64_to_f16_bits(65504.0), 0x7BFF);           // max finite
-  EXPECT_EQ(f64_to_f16_bits(65519.99), 0x7BFF);          // below the rounding midpoint
-  EXPECT_EQ(f64_to_f16_bits(65520.0), 0x7C00);           // midpoint, ties to even -> Inf
+  EXPECT_EQ(f64_to_f16_bits(65504.0), 0x7BFF);   // max finite
+  EXPECT_EQ(f64_to_f16_bits(65519.99), 0x7BFF);  // below the rounding midpoint
+  EXPECT_EQ(f64_to_f16_bits(65520.0), 0x7C00);   // midpoint, ties to even -> Inf
   EXPECT_EQ(f64_to_f16_bits(kInf), 0x7C00);
   EXPECT_EQ(f64_to_f16_bits(-kInf), 0xFC00);
   EXPECT_EQ(f64_to_f16_bits(0.0), 0x0000);
   EXPECT_EQ(f64_to_f16_bits(-0.0), 0x8000);
-  EXPECT_EQ(f64_to_f16_bits(std::ldexp(1.0, -24)), 0x0001);  // smallest subnormal
-  EXPECT_EQ(f64_to_f16_bits(std::ldexp(1.0, -25)), 0x0000);  // half of it: tie to even 0
-  EXPECT_EQ(f64_to_f16_bits(std::ldexp(3.0, -26)), 0x0001);  // 0.75 ulp rounds up
-  EXPECT_EQ(f64_to_f16_bits(std::ldexp(1.0, -14)), 0x0400);  // smallest normal
-  EXPECT_EQ(f64_to_f16_bits(std::ldexp(1023.5, -24)), 0x0400);  // subnormal carries to normal
-  EXPECT_EQ(f64_to_f16_bits(1.0 + std::ldexp(1.0, -11)), 0x3C00);      // tie -> even (down)
+  EXPECT_EQ(f64_to_f16_bits(std::ldexp(1.0, -24)), 0x0001);        // smallest subnormal
+  EXPECT_EQ(f64_to_f16_bits(std::ldexp(1.0, -25)), 0x0000);        // half of it: tie to even 0
+  EXPECT_EQ(f64_to_f16_bits(std::ldexp(3.0, -26)), 0x0001);        // 0.75 ulp rounds up
+  EXPECT_EQ(f64_to_f16_bits(std::ldexp(1.0, -14)), 0x0400);        // smallest normal
+  EXPECT_EQ(f64_to_f16_bits(std::ldexp(1023.5, -24)), 0x0400);     // subnormal carries to normal
+  EXPECT_EQ(f64_to_f16_bits(1.0 + std::ldexp(1.0, -11)), 0x3C00);  // tie -> even (down)
   EXPECT_EQ(f64_to_f16_bits(1.0 + 3 * std::ldexp(1.0, -11)), 0x3C02);  // tie -> even (up)
   EXPECT_EQ(f64_to_f16_bits(kNaN) & 0x7C00, 0x7C00);
   EXPECT_NE(f64_to_f16_bits(kNaN) & 0x03FF, 0);
@@ -54,7 +54,7 @@ TEST(DTypeTest, BF16KnownEncodings) {
   EXPECT_EQ(f64_to_bf16_bits(1.0 + std::ldexp(1.0, -8)), 0x3F80);      // tie -> even
   EXPECT_EQ(f64_to_bf16_bits(1.0 + 3 * std::ldexp(1.0, -8)), 0x3F82);  // tie -> even up
   EXPECT_EQ(f64_to_bf16_bits(3.0e38), 0x7F62);
-  EXPECT_EQ(f64_to_bf16_bits(3.4e38), 0x7F80);  // beyond max 3.3895e38 -> Inf
+  EXPECT_EQ(f64_to_bf16_bits(3.4e38), 0x7F80);                 // beyond max 3.3895e38 -> Inf
   EXPECT_EQ(f64_to_bf16_bits(std::ldexp(1.0, -133)), 0x0001);  // smallest subnormal
   EXPECT_EQ(f64_to_bf16_bits(-kInf), 0xFF80);
   EXPECT_EQ(f64_to_bf16_bits(kNaN), 0x7FC0);
@@ -76,9 +76,9 @@ TEST(DTypeTest, BF16RoundTripsEveryEncoding) {
 
 TEST(DTypeTest, Fp8E4M3) {
   EXPECT_EQ(f64_to_f8e4m3_bits(1.0), 0x38);
-  EXPECT_EQ(f64_to_f8e4m3_bits(448.0), 0x7E);   // max finite
-  EXPECT_EQ(f64_to_f8e4m3_bits(464.0), 0x7E);   // tie between 448 and (unrepresentable) 480 -> even
-  EXPECT_EQ(f64_to_f8e4m3_bits(480.0), 0x7F);   // overflow -> NaN (no Inf in E4M3FN)
+  EXPECT_EQ(f64_to_f8e4m3_bits(448.0), 0x7E);  // max finite
+  EXPECT_EQ(f64_to_f8e4m3_bits(464.0), 0x7E);  // tie between 448 and (unrepresentable) 480 -> even
+  EXPECT_EQ(f64_to_f8e4m3_bits(480.0), 0x7F);  // overflow -> NaN (no Inf in E4M3FN)
   EXPECT_EQ(f64_to_f8e4m3_bits(kInf), 0x7F);
   EXPECT_EQ(f64_to_f8e4m3_bits(-kInf), 0xFF);
   EXPECT_EQ(f64_to_f8e4m3_bits(std::ldexp(1.0, -9)), 0x01);  // smallest subnormal

@@ -105,6 +105,42 @@ TEST(PluginDiscoveryTest, SelectionKeepsOnlyNamedAdaptersAndReportsUnknownNames)
   EXPECT_NE(reason_for(rt, "POLYCHIP_ADAPTERS").find("'nosuch'"), std::string::npos);
 }
 
+const AdapterInfo* adapter_named(const Runtime& rt, const std::string& name) {
+  for (const auto& a : rt.adapters())
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+// What a real plugin folder also holds: a versioned library name, adapters
+// without devices, a README and a backup copy of a library.
+TEST(PluginDiscoveryTest, AFolderOfVersionedNamesDevicelessAdaptersAndStrayFiles) {
+  auto o = testing::cpu_only_options();
+  o.adapter_path = {std::string(POLYCHIP_TEST_PLUGIN_DIR) + "/adapters_edge"};
+  Runtime rt(o);
+  std::vector<std::string> names;
+  for (const auto& a : rt.adapters()) names.push_back(a.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu", "testedge", "testnodev", "testnodevsilent"}));
+  // Neither the README nor libtestedge.so.1.bak is loaded or refused.
+  EXPECT_TRUE(rt.refused_adapters().empty()) << rt.refused_adapters()[0].origin;
+
+  // Device strings that fill their fields without a NUL keep size - 1 bytes.
+  Device edge = rt.device("testedge");
+  EXPECT_EQ(edge.device_type(), "testedge." + std::string(POLYCHIP_DEVICE_TYPE_MAX - 10, 'x'));
+  EXPECT_EQ(edge.properties().name, std::string(POLYCHIP_DEVICE_NAME_MAX - 1, 'n'));
+  EXPECT_EQ(adapter_named(rt, "testedge")->device_count, 1);
+  EXPECT_EQ(adapter_named(rt, "testedge")->unavailable_reason, "");
+
+  // No devices: listed with none, and the adapter's reason or "no devices".
+  const size_t devices = rt.devices().size();
+  EXPECT_EQ(devices, 2u);  // cpu, testedge
+  const AdapterInfo* nodev = adapter_named(rt, "testnodev");
+  ASSERT_NE(nodev, nullptr);
+  EXPECT_EQ(nodev->device_count, 0);
+  EXPECT_EQ(nodev->unavailable_reason, "no test chip in this machine");
+  EXPECT_EQ(adapter_named(rt, "testnodevsilent")->unavailable_reason, "no devices");
+  EXPECT_THROW(rt.device("testnodev"), Error);
+}
+
 TEST(PluginDiscoveryTest, MissingFolderIsReportedNotFatal) {
   auto o = testing::cpu_only_options();
   o.adapter_path = {"/nonexistent/polychip/plugins"};

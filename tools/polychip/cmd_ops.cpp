@@ -15,10 +15,14 @@ namespace {
 
 const char* role_name(DTypeRole r) {
   switch (r) {
-    case DTypeRole::kT: return "T";
-    case DTypeRole::kF32: return "f32";
-    case DTypeRole::kIndex: return "i64/i32";
-    case DTypeRole::kAnyFloat: return "any of the op's dtypes";
+    case DTypeRole::kT:
+      return "T";
+    case DTypeRole::kF32:
+      return "f32";
+    case DTypeRole::kIndex:
+      return "i64/i32";
+    case DTypeRole::kAnyFloat:
+      return "any of the op's dtypes";
   }
   return "?";
 }
@@ -70,8 +74,8 @@ const bool registered = register_command(
         for (const auto& op : op_contract()) {
           std::string tensors;
           for (const auto& t : op.tensors)
-            tensors += fmt::format("{}{}{}", tensors.empty() ? "" : ", ", t.is_output ? "->" : "",
-                                   t.name);
+            tensors +=
+                fmt::format("{}{}{}", tensors.empty() ? "" : ", ", t.is_output ? "->" : "", t.name);
           fmt::print("{:<24} {:<12} {}\n", op.name, op.family, tensors);
         }
         return 0;

@@ -48,24 +48,35 @@ HostLauncher launcher(void (*fn)(Args...)) {
 const std::map<std::string, HostLauncher>& launchers() {
   static const std::map<std::string, HostLauncher> table = [] {
     std::map<std::string, HostLauncher> t;
+// clang-format off
 #define PC_ADD(name) t[#name] = launcher(&name);
-#define PC_ADD_ALL(suffix, T)                                                                  \
-  PC_ADD(pc_unary_##suffix)                                                                    \
-  PC_ADD(pc_unary_backward_##suffix) PC_ADD(pc_binary_##suffix) PC_ADD(pc_fill_##suffix)       \
-      PC_ADD(pc_adamw_##suffix) PC_ADD(pc_reduce_##suffix) PC_ADD(pc_argmax_##suffix)          \
-          PC_ADD(pc_softmax_##suffix) PC_ADD(pc_softmax_backward_##suffix)                     \
-              PC_ADD(pc_norm_forward_##suffix) PC_ADD(pc_norm_backward_dx_##suffix)            \
-                  PC_ADD(pc_norm_backward_params_##suffix) PC_ADD(pc_cross_entropy_##suffix)   \
-                      PC_ADD(pc_cross_entropy_backward_##suffix) PC_ADD(pc_embedding_##suffix) \
-                          PC_ADD(pc_embedding_backward_##suffix) PC_ADD(pc_rotary_##suffix)    \
-                              PC_ADD(pc_attention_##suffix)                                    \
-                                  PC_ADD(pc_attention_backward_dq_##suffix)                    \
-                                      PC_ADD(pc_attention_backward_dkdv_##suffix)              \
-                                          PC_ADD(pc_gemm_##suffix)
+#define PC_ADD_ALL(suffix, T) \
+  PC_ADD(pc_unary_##suffix) \
+  PC_ADD(pc_unary_backward_##suffix) \
+  PC_ADD(pc_binary_##suffix) \
+  PC_ADD(pc_fill_##suffix) \
+  PC_ADD(pc_adamw_##suffix) \
+  PC_ADD(pc_reduce_##suffix) \
+  PC_ADD(pc_argmax_##suffix) \
+  PC_ADD(pc_softmax_##suffix) \
+  PC_ADD(pc_softmax_backward_##suffix) \
+  PC_ADD(pc_norm_forward_##suffix) \
+  PC_ADD(pc_norm_backward_dx_##suffix) \
+  PC_ADD(pc_norm_backward_params_##suffix) \
+  PC_ADD(pc_cross_entropy_##suffix) \
+  PC_ADD(pc_cross_entropy_backward_##suffix) \
+  PC_ADD(pc_embedding_##suffix) \
+  PC_ADD(pc_embedding_backward_##suffix) \
+  PC_ADD(pc_rotary_##suffix) \
+  PC_ADD(pc_attention_##suffix) \
+  PC_ADD(pc_attention_backward_dq_##suffix) \
+  PC_ADD(pc_attention_backward_dkdv_##suffix) \
+  PC_ADD(pc_gemm_##suffix)
     PC_FOR_EACH_FLOAT(PC_ADD_ALL)
     PC_ADD(pc_cast)
 #undef PC_ADD_ALL
 #undef PC_ADD
+    // clang-format on
     return t;
   }();
   return table;

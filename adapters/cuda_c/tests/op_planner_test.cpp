@@ -70,7 +70,8 @@ TEST(OpPlanner, GemmPacksSizesTransposesAndScalars) {
   EXPECT_EQ(l.geometry.grid.y, 1u);
   EXPECT_EQ(l.geometry.grid.z, 4u);
   ASSERT_EQ(const_cast<KernelParams&>(l.params).count(), 12u);
-  for (size_t k = 0; k < 4; ++k) EXPECT_EQ(arg<uint64_t>(l, k), 0x1000u * (k + 1));  // a b c y
+  // a, b, c, y
+  for (size_t k = 0; k < 4; ++k) EXPECT_EQ(arg<uint64_t>(l, k), 0x1000u * (k + 1));
   EXPECT_EQ(arg<long long>(l, 4), 4);  // batch
   EXPECT_EQ(arg<long long>(l, 5), 7);  // m
   EXPECT_EQ(arg<long long>(l, 6), 3);  // n (b is [N, K] when trans_b)

@@ -56,7 +56,7 @@ enum {
   POLYCHIP_NOT_FOUND = 2,        /* unknown op, device, symbol              */
   POLYCHIP_UNSUPPORTED = 3,      /* valid request the adapter cannot do     */
   POLYCHIP_OUT_OF_MEMORY = 4,
-  POLYCHIP_UNAVAILABLE = 5,      /* driver or hardware missing              */
+  POLYCHIP_UNAVAILABLE = 5, /* driver or hardware missing              */
   POLYCHIP_FAILED_PRECONDITION = 6,
   POLYCHIP_INCOMPATIBLE_VERSION = 7,
   POLYCHIP_DEADLINE_EXCEEDED = 8,
@@ -145,7 +145,7 @@ typedef struct polychip_memory_allocate_args {
   size_t struct_size;
   int32_t device;
   polychip_memory_kind kind;
-  uint64_t size_bytes;    /* 0 is valid and yields a distinct handle */
+  uint64_t size_bytes;     /* 0 is valid and yields a distinct handle */
   polychip_memory* memory; /* out; free with memory_free */
 } polychip_memory_allocate_args;
 
@@ -204,7 +204,7 @@ typedef struct polychip_event_args {
   polychip_event* event;
   polychip_stream* stream; /* event_record and stream_wait_event only */
   int32_t complete;        /* out, event_query only */
-} polychip_event_args; /* destroy, record, query, synchronize, stream_wait */
+} polychip_event_args;     /* destroy, record, query, synchronize, stream_wait */
 
 typedef struct polychip_event_elapsed_args {
   size_t struct_size;

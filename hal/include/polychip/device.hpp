@@ -38,9 +38,7 @@ class Device {
   Runtime& runtime() const { return *runtime_; }
   // "cpu:0"
   std::string label() const;
-  bool operator==(const Device& o) const {
-    return api_ == o.api_ && index_ == o.index_;
-  }
+  bool operator==(const Device& o) const { return api_ == o.api_ && index_ == o.index_; }
   bool valid() const { return api_ != nullptr; }
 
   // Throws Error built from the adapter's last message when status != OK.

@@ -18,10 +18,10 @@ namespace polychip {
 // How a tensor's dtype relates to the op's compute dtype T (the dtype of
 // the op's first tensor that has role kT).
 enum class DTypeRole {
-  kT,        // the op's floating compute dtype (f64, f32, f16, bf16)
-  kF32,      // always f32 (statistics, losses, master weights)
-  kIndex,    // i64 or i32 (token ids, targets, argmax results)
-  kAnyFloat, // any floating dtype independent of T (cast source/target)
+  kT,         // the op's floating compute dtype (f64, f32, f16, bf16)
+  kF32,       // always f32 (statistics, losses, master weights)
+  kIndex,     // i64 or i32 (token ids, targets, argmax results)
+  kAnyFloat,  // any floating dtype independent of T (cast source/target)
 };
 
 struct TensorSpec {
@@ -96,8 +96,8 @@ inline constexpr int kStep = 0;
 
 // Gemm math modes (attr::kMathMode).
 enum class MathMode : int64_t {
-  kStrictF32 = 0,         // IEEE f32 products, f32 accumulation
-  kTf32Allowed = 1,       // f32 inputs may be rounded to TF32 (10-bit mantissa)
+  kStrictF32 = 0,                  // IEEE f32 products, f32 accumulation
+  kTf32Allowed = 1,                // f32 inputs may be rounded to TF32 (10-bit mantissa)
   kReducedPrecisionReduction = 2,  // f16/bf16 may accumulate in their own dtype
 };
 

@@ -59,8 +59,7 @@ typedef struct polychip_patch_api {
   int32_t num_hooks;
 } polychip_patch_api;
 
-#define POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0 \
-  POLYCHIP_STRUCT_SIZE(polychip_patch_api, num_hooks)
+#define POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0 POLYCHIP_STRUCT_SIZE(polychip_patch_api, num_hooks)
 
 typedef const polychip_patch_api* (*polychip_patch_get_api_fn)(void);
 

@@ -34,7 +34,7 @@ struct RefusedAdapter {
 struct RuntimeOptions {
   // Statically registered adapters (entry functions), tried in order.
   std::vector<polychip_adapter_get_api_fn> builtin_adapters;
-  // Folders searched for plugin libraries (*.so); POLYCHIP_ADAPTER_PATH.
+  // Folders searched for plugin libraries (*.so, *.so.1...); POLYCHIP_ADAPTER_PATH.
   std::vector<std::string> adapter_path;
   // When set, only adapters with these names are kept; POLYCHIP_ADAPTERS.
   std::optional<std::vector<std::string>> selected_adapters;

@@ -40,20 +40,36 @@ __attribute__((visibility("default"))) int testplug_device_count_calls(void) {
 
 static polychip_status device_count(polychip_device_count_args* a) {
   ++device_count_calls;
+#if defined(TEST_PLUGIN_NO_DEVICES)
+  a->count = 0;
+  a->unavailable_reason = TEST_PLUGIN_NO_DEVICES;
+#else
   a->count = 1;
   a->unavailable_reason = NULL;
+#endif
   return POLYCHIP_OK;
 }
 
 static polychip_status device_properties(polychip_device_properties_args* a) {
   if (a->device != 0) return fail(POLYCHIP_NOT_FOUND, "testplug has one device");
   polychip_device_properties* p = a->properties;
+#if defined(TEST_PLUGIN_UNTERMINATED_STRINGS)
+  /* Both fields full, no NUL: the HAL must keep the first size - 1 bytes
+   * (a valid 63-character id) and never read the upper-case last byte. */
+  static const char vendor[] = TEST_PLUGIN_NAME ".";
+  memset(p->device_type, 'x', sizeof p->device_type);
+  memcpy(p->device_type, vendor, sizeof vendor - 1);
+  p->device_type[sizeof p->device_type - 1] = 'X';
+  memset(p->name, 'n', sizeof p->name);
+  p->name[sizeof p->name - 1] = 'N';
+#else
 #ifdef TEST_PLUGIN_DEVICE_TYPE
   snprintf(p->device_type, sizeof p->device_type, "%s", TEST_PLUGIN_DEVICE_TYPE);
 #else
   snprintf(p->device_type, sizeof p->device_type, "%s.v1", TEST_PLUGIN_NAME);
 #endif
   snprintf(p->name, sizeof p->name, "test plugin device");
+#endif
   p->memory_bytes = 1u << 30;
   p->supported_dtypes = 1u << POLYCHIP_DTYPE_F32;
   p->capabilities = POLYCHIP_CAP_HOST_VISIBLE_MEMORY;
@@ -128,6 +144,7 @@ typedef struct extended_api {
   void* appended_in_a_later_minor;
 } extended_api;
 
+// clang-format off
 static const extended_api api = {
     {
 #if defined(TEST_PLUGIN_TOO_SMALL)
@@ -149,6 +166,7 @@ static const extended_api api = {
         stream_create, stream_noop, stream_noop, event_create, event_noop, event_noop,
         event_noop, event_noop, event_noop, event_elapsed, kernel_table},
     NULL};
+// clang-format on
 
 #if defined(TEST_PLUGIN_NO_ENTRY)
 POLYCHIP_EXPORT const polychip_adapter_api* not_the_entry_symbol(void) { return &api.v1; }

@@ -48,20 +48,22 @@ static polychip_status before_step(const polychip_hook_args* args) {
 #define ENTRY_CONST const
 #endif
 
+// clang-format off
 static ENTRY_CONST polychip_patch_entry patches[] = {
     {sizeof(polychip_patch_entry), TARGET, "neg", {POLYCHIP_DTYPE_F32, POLYCHIP_DTYPE_F32}, 2,
      patched_neg}};
+// clang-format on
 static ENTRY_CONST polychip_hook_entry hooks[] = {
     {sizeof(polychip_hook_entry), "cpu.host", "train.before_optimizer_step", before_step}};
 
-static const polychip_patch_api api = {POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0,
-                                       {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR,
-                                        POLYCHIP_ABI_VERSION_MINOR},
-                                       "test-vendor-patch",
-                                       patches,
-                                       1,
-                                       hooks,
-                                       1};
+static const polychip_patch_api api = {
+    POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0,
+    {sizeof(polychip_abi_version), POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR},
+    "test-vendor-patch",
+    patches,
+    1,
+    hooks,
+    1};
 
 POLYCHIP_EXPORT const polychip_patch_api* polychip_patch_get_api(void) { return &api; }
 

@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
               std::string(level_name(level)).c_str(), cases.size());
   std::printf("%-12s %12s %12s %14s\n", "family", "cpu adapter", "f64 oracle", "oracle/cpu");
   for (const auto& [name, t] : by_family)
-    std::printf("%-12s %10.2f ms %10.2f ms %13.1fx\n", name.c_str(), t.first * 1e3,
-                t.second * 1e3, t.second / std::max(t.first, 1e-9));
+    std::printf("%-12s %10.2f ms %10.2f ms %13.1fx\n", name.c_str(), t.first * 1e3, t.second * 1e3,
+                t.second / std::max(t.first, 1e-9));
   std::printf("%-12s %10.2f ms %10.2f ms %13.1fx\n", "total", best_cpu * 1e3, best_oracle * 1e3,
               best_oracle / std::max(best_cpu, 1e-9));
   return 0;
