@@ -66,6 +66,42 @@ polychip_status rsqrt_high_at_powers_of_two(const polychip_kernel_args* a) {
   return POLYCHIP_OK;
 }
 
+// Correct values, plus one element written just before the output.
+polychip_status exp_writing_before_the_start(const polychip_kernel_args* a) {
+  const float* x = host_f32(a, 0);
+  float* y = host_f32(a, 1);
+  for (int64_t i = 0; i < length(a); ++i) y[i] = std::exp(x[i]);
+  y[-1] = 0.0f;
+  return POLYCHIP_OK;
+}
+// Correct values, but the input is overwritten at element 3.
+polychip_status exp_modifying_its_input(const polychip_kernel_args* a) {
+  float* x = host_f32(a, 0);
+  float* y = host_f32(a, 1);
+  for (int64_t i = 0; i < length(a); ++i) y[i] = std::exp(x[i]);
+  x[3] = 0.0f;
+  return POLYCHIP_OK;
+}
+// Wrong at every input: +Inf.
+polychip_status exp_always_inf(const polychip_kernel_args* a) {
+  float* y = host_f32(a, 1);
+  for (int64_t i = 0; i < length(a); ++i) y[i] = INFINITY;
+  return POLYCHIP_OK;
+}
+template <polychip_status kStatus>
+polychip_status exp_returning(const polychip_kernel_args*) {
+  return kStatus;
+}
+// exp, correctly rounded, then moved `kUlps` ulps.
+template <int32_t kUlps>
+polychip_status exp_off_by(const polychip_kernel_args* a) {
+  const float* x = host_f32(a, 0);
+  float* y = host_f32(a, 1);
+  for (int64_t i = 0; i < length(a); ++i)
+    y[i] = add_ulps(static_cast<float>(std::exp(double{x[i]})), kUlps);
+  return POLYCHIP_OK;
+}
+
 class ExhaustiveUnaryTest : public ::testing::Test {
  protected:
   ExhaustiveUnaryTest() : runtime_(options()) {}
@@ -101,12 +137,13 @@ constexpr uint64_t kRange = uint64_t{1} << 18;
 constexpr uint64_t kRange = uint64_t{1} << 22;
 #endif
 
-// 5 ranges per op, each kRange inputs from: +0 and the positive subnormals;
+// 6 ranges per op, each kRange inputs from: +0 and the positive subnormals;
 // [0.5, 1) (log near 0, sqrt/rsqrt binade edges); 88 and up (exp's
-// overflow, sigmoid/tanh saturation); +Inf and the NaNs above it; -88 and
-// down (exp's underflow into subnormals, gelu/silu tails).
-constexpr uint32_t kInterestingStarts[] = {0x00000000, 0x3f000000, 0x42b00000, 0x7f800000,
-                                           0xc2b00000};
+// overflow, sigmoid/tanh saturation); +Inf and the NaNs above it; -0.5 and
+// down (sigmoid, silu and gelu below 0, not yet saturated); -88 and down
+// (exp's underflow into subnormals, gelu/silu tails).
+constexpr uint32_t kInterestingStarts[] = {0x00000000, 0x3f000000, 0x42b00000,
+                                           0x7f800000, 0xbf000000, 0xc2b00000};
 
 TEST_F(ExhaustiveUnaryTest, CpuPassesEveryOpAroundInterestingExponents) {
   for (std::string_view op : exhaustive_f32_ops())
@@ -116,6 +153,9 @@ TEST_F(ExhaustiveUnaryTest, CpuPassesEveryOpAroundInterestingExponents) {
       EXPECT_EQ(out.verdict, Verdict::kPass) << case_id(spec) << ": " << message(out);
       EXPECT_EQ(out.record["metrics"]["elements"], kRange);
       EXPECT_EQ(out.record["metrics"]["mismatches"], 0);
+      EXPECT_TRUE(out.record.contains("worst")) << case_id(spec);
+      // The rate over this run (not since the clock's epoch).
+      EXPECT_GT(out.record["metrics"]["elements_per_second"].get<double>(), 1e4);
     }
 }
 
@@ -126,12 +166,14 @@ TEST_F(ExhaustiveUnaryTest, SimFtzFailsExpAndLogNamingTheInputAndAChunk) {
     const std::string m = message(out);
     EXPECT_NE(m.find("inputs beyond tolerance"), std::string::npos) << m;
     EXPECT_NE(m.find("x = 0x3f"), std::string::npos) << m;
-    EXPECT_NE(m.find(fmt::format("repro {}/f32/{}/exhaustive+from=0x3f", op,
+    // The first chunk, where the first failure is (both chunks fail).
+    EXPECT_NE(m.find(fmt::format("repro {}/f32/{}/exhaustive+from=0x3f000000/", op,
                                  std::min(2 * kRange, kExhaustiveDispatchChunk))),
               std::string::npos)
         << m;
     ASSERT_TRUE(out.record.contains("failures"));
     EXPECT_EQ(out.record["failures"][0]["input_bits"], "0x3f000000");
+    EXPECT_EQ(out.record["failures"].size(), 8u);  // the first 8 of many
   }
   // The other ops of sim.ftz are the cpu adapter's.
   EXPECT_EQ(run("sim.ftz", exhaustive_f32_case("tanh", 0x3f000000, kRange)).verdict,
@@ -166,24 +208,119 @@ TEST_F(ExhaustiveUnaryTest, AWritePastTheOutputFailsNamingTheOffset) {
   patch("exp", &exp_writing_past_the_end);
   const CaseOutcome out = run("cpu", "exp/f32/1000/exhaustive+from=0x3f800000/seed=1");
   ASSERT_EQ(out.verdict, Verdict::kFail);
-  EXPECT_NE(message(out).find("output 'y': a write outside its elements: element offset +1"),
+  EXPECT_NE(message(out).find("output 'y': a write outside its elements: element offset +1 past "
+                              "its last element (inputs 0x3f800000 .. 0x3f8003e7; chunk: repro "
+                              "exp/f32/1000/exhaustive+from=0x3f800000/seed=1)"),
             std::string::npos)
       << message(out);
 }
 
+TEST_F(ExhaustiveUnaryTest, AWriteBeforeTheOutputOrIntoTheInputFailsNamingWhere) {
+  const std::string id = "exp/f32/1000/exhaustive+from=0x3f800000/seed=1";
+  patch("exp", &exp_writing_before_the_start);
+  CaseOutcome out = run("cpu", id);
+  ASSERT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_NE(message(out).find(
+                "output 'y': a write outside its elements: 4 byte(s) before its first element"),
+            std::string::npos)
+      << message(out);
+  patch("exp", &exp_modifying_its_input);
+  out = run("cpu", id);
+  ASSERT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_NE(message(out).find("input 'x' was modified at element 3 "), std::string::npos)
+      << message(out);
+}
+
+TEST_F(ExhaustiveUnaryTest, EveryInputIsCheckedOnceWhateverThreadChecksIt) {
+  // Wrong everywhere, on an odd count the threads split unevenly.
+  patch("exp", &exp_always_inf);
+  const uint64_t n = (uint64_t{1} << 20) + 3;
+  const CaseOutcome out = run("cpu", exhaustive_f32_case("exp", 0x3f800000, n));
+  ASSERT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_EQ(out.record["metrics"]["mismatches"], n);
+  // The first failures in input order; of equally bad inputs the first is the worst.
+  ASSERT_EQ(out.record["failures"].size(), 8u);
+  EXPECT_EQ(out.record["failures"][7]["input_bits"], "0x3f800007");
+  EXPECT_EQ(out.record["worst"]["input_bits"], "0x3f800000");
+}
+
+TEST_F(ExhaustiveUnaryTest, AFailureInALaterShorterChunkIsFoundAndThatChunkNamed) {
+  patch("exp", &exp_wrong_at_one_input);
+  // Two chunks, the second of 100 inputs with the wrong one 50 in.
+  const uint32_t from = kBadInput - static_cast<uint32_t>(kExhaustiveDispatchChunk) - 50;
+  CaseOutcome out = run("cpu", exhaustive_f32_case("exp", from, kExhaustiveDispatchChunk + 100));
+  ASSERT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_EQ(out.record["metrics"]["mismatches"], 1);
+  EXPECT_EQ(out.record["failures"][0]["input_bits"], "0x3fb504f3");
+  EXPECT_EQ(out.record["chunk_repro"], "repro exp/f32/100/exhaustive+from=0x3fb504c1/seed=1");
+  // Ending one input before it: the second chunk is one input long and passes.
+  out = run("cpu", exhaustive_f32_case("exp", from - 50, kExhaustiveDispatchChunk + 1));
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+}
+
 TEST_F(ExhaustiveUnaryTest, ErrorsAtABinadeEdgeAreJudgedByTheOracle) {
-  // [1/4, 1): rsqrt's results 2 (at 1/4) and 1 (not in range) are powers of two.
-  const CaseSpec spec = exhaustive_f32_case("rsqrt", 0x3e800000, uint64_t{1} << 20);
+  // From 4,096 inputs below 1/4 on: of rsqrt's exact results only 2, at 1/4,
+  // is a power of two (not the first input: the oracle must see the right
+  // one). The input below 1/4 also rounds to 2 but is settled in float64.
+  const CaseSpec spec = exhaustive_f32_case("rsqrt", 0x3e7ff000, uint64_t{1} << 20);
   patch("rsqrt", &rsqrt_high_at_powers_of_two<2>);
   CaseOutcome out = run("cpu", spec);
   EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
-  EXPECT_GT(out.record["metrics"]["oracle_evaluations"].get<int64_t>(), 0);
+  // Only 1/4, whose result 2 is a power of two, goes to the oracle.
+  EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 1);
   EXPECT_NEAR(out.record["metrics"]["max_tolerance_fraction"].get<double>(), 0.8, 1e-6);
+  EXPECT_EQ(out.record["metrics"]["max_ulp_error"], 2.0);
   patch("rsqrt", &rsqrt_high_at_powers_of_two<3>);
   out = run("cpu", spec);
   ASSERT_EQ(out.verdict, Verdict::kFail);
-  EXPECT_EQ(out.record["metrics"]["mismatches"], 1);
-  EXPECT_EQ(out.record["failures"][0]["input_bits"], "0x3e800000");
+  EXPECT_EQ(out.record["metrics"]["mismatches"], 2);
+  EXPECT_EQ(out.record["failures"][0]["input_bits"], "0x3e7fffff");  // 2.75 ulps
+  EXPECT_EQ(out.record["failures"][1]["input_bits"], "0x3e800000");  // 3 ulps
+}
+
+TEST_F(ExhaustiveUnaryTest, ErrorsNearTheBoundAtABinadeEdgeOnEitherSideGoToTheOracle) {
+  // x = -2^-41 on: exp(x) is 4.5e-13 below 1, within 1e-12 of the edge;
+  // x = +2^-41 on: as far above it. 2 ulps off is 0.57 of exp's bound (3 +
+  // 0.5), which the other binade's ulp would make 1.14 or 0.29: undecided.
+  // Correctly rounded: far from the bound in either binade, settled.
+  CaseOutcome out = run("cpu", exhaustive_f32_case("exp", 0xab000000, 4096));
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 0);
+  patch("exp", &exp_off_by<-2>);
+  out = run("cpu", exhaustive_f32_case("exp", 0xab000000, 4096));
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 4096);
+  patch("exp", &exp_off_by<2>);
+  out = run("cpu", exhaustive_f32_case("exp", 0x2b000000, 4096));
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 4096);
+  // x = 2^-30 on: exp(x) is 9e-10 above 1, not at an edge: settled.
+  out = run("cpu", exhaustive_f32_case("exp", 0x30800000, 4096));
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 0);
+}
+
+TEST_F(ExhaustiveUnaryTest, AnUnsupportedCallIsNotSupportedAnyOtherErrorFails) {
+  patch("exp", &exp_returning<POLYCHIP_UNSUPPORTED>);
+  const std::string id = "exp/f32/16/exhaustive+from=0x3f800000/seed=1";
+  EXPECT_EQ(run("cpu", id).verdict, Verdict::kNotSupported);
+  patch("exp", &exp_returning<POLYCHIP_INTERNAL>);
+  const CaseOutcome out = run("cpu", id);
+  EXPECT_EQ(out.verdict, Verdict::kFail);
+  EXPECT_NE(message(out).find("the call failed"), std::string::npos) << message(out);
+}
+
+TEST_F(ExhaustiveUnaryTest, TheLastInputsBelow2To32Run) {
+  // The negative NaNs: from + count = 2^32 exactly.
+  const CaseOutcome out = run("cpu", "exp/f32/16/exhaustive+from=0xfffffff0/seed=1");
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_EQ(out.record["metrics"]["elements"], 16);
+}
+
+TEST_F(ExhaustiveUnaryTest, ExhaustiveCasesMustSplit2To32Evenly) {
+  EXPECT_EQ(exhaustive_f32_cases(uint64_t{1} << 30).size(), 8u * 4);
+  EXPECT_THROW(exhaustive_f32_cases(0), Error);
+  EXPECT_THROW(exhaustive_f32_cases(3), Error);
 }
 
 TEST_F(ExhaustiveUnaryTest, BadIdsFailAsHarnessErrors) {
@@ -191,7 +328,10 @@ TEST_F(ExhaustiveUnaryTest, BadIdsFailAsHarnessErrors) {
                          "exp/f32/16/exhaustive/seed=1",                  // no from=
                          "exp/f32/16/exhaustive+from=12/seed=1",          // not hex
                          "neg/f32/16/exhaustive+from=0x00000000/seed=1",  // not in the list
-                         "exp/f32/4x4/exhaustive+from=0x00000000/seed=1"}) {
+                         "exp/f32/4x4/exhaustive+from=0x00000000/seed=1",
+                         "exp/f32/0/exhaustive+from=0x00000000/seed=1",  // no inputs
+                         "exp/f32/16/exhaustive+from=00000000/seed=1",   // no 0x
+                         "exp/f32/16/exhaustive+from=0x0000000g/seed=1"}) {
     const CaseOutcome out = run("cpu", id);
     EXPECT_EQ(out.verdict, Verdict::kFail) << id;
     EXPECT_NE(message(out).find("harness: cannot build the case"), std::string::npos) << id;
