@@ -107,6 +107,44 @@ TEST(DTypeTest, Fp8E5M2) {
   }
 }
 
+// Far past the largest finite value every format overflows the same way as
+// just past it (a wrong largest-finite pattern shows only there); far below
+// the smallest subnormal, including where all 53 significand bits are
+// dropped at once, it rounds to a zero of the value's sign.
+TEST(DTypeTest, FarOutOfRangeValuesOverflowAndUnderflowCleanly) {
+  for (double big : {std::ldexp(1.0, 17), 1e10, std::numeric_limits<double>::max()}) {
+    EXPECT_EQ(f64_to_f16_bits(big), 0x7C00) << big;
+    EXPECT_EQ(f64_to_f16_bits(-big), 0xFC00) << big;
+    EXPECT_EQ(f64_to_f8e5m2_bits(big), 0x7C) << big;
+    EXPECT_EQ(f64_to_f8e4m3_bits(big), 0x7F) << big;  // no Inf in E4M3FN: NaN
+    EXPECT_EQ(f64_to_f8e4m3_bits(-big), 0xFF) << big;
+  }
+  EXPECT_EQ(f64_to_bf16_bits(std::numeric_limits<double>::max()), 0x7F80);
+  EXPECT_EQ(f64_to_bf16_bits(-std::ldexp(1.0, 200)), 0xFF80);
+  // f16 drops 42 + (-14 - e) bits of 2^e: all 64 at e = -36; bf16 at e = -145.
+  for (int e = -30; e >= -1074; --e) {
+    const double tiny = std::ldexp(1.5, e);
+    ASSERT_EQ(f64_to_f16_bits(tiny), 0x0000) << e;
+    ASSERT_EQ(f64_to_f16_bits(-tiny), 0x8000) << e;
+    ASSERT_EQ(f64_to_f8e4m3_bits(tiny), 0x00) << e;
+    ASSERT_EQ(f64_to_f8e5m2_bits(-tiny), 0x80) << e;
+    if (e <= -140) {
+      ASSERT_EQ(f64_to_bf16_bits(tiny), 0x0000) << e;
+    }
+  }
+}
+
+TEST(DTypeTest, ValidCodesAndFloatingDTypes) {
+  EXPECT_FALSE(is_valid_dtype(POLYCHIP_DTYPE_F64 - 1));
+  EXPECT_TRUE(is_valid_dtype(POLYCHIP_DTYPE_F64));
+  EXPECT_TRUE(is_valid_dtype(POLYCHIP_DTYPE_COUNT_ - 1));
+  EXPECT_FALSE(is_valid_dtype(POLYCHIP_DTYPE_COUNT_));
+  for (DType d : kAllDTypes) {
+    const std::string_view name = dtype_name(d);
+    EXPECT_EQ(is_floating(d), name[0] == 'f' || name == "bf16") << name;
+  }
+}
+
 TEST(DTypeTest, IntegersAndBool) {
   unsigned char buf[8];
   store_from_f64(300.0, buf, DType::kI8);
@@ -115,6 +153,12 @@ TEST(DTypeTest, IntegersAndBool) {
   EXPECT_EQ(load_as_f64(buf, DType::kI32), -2.0);  // nearest, ties to even
   store_from_f64(kNaN, buf, DType::kI64);
   EXPECT_EQ(load_as_f64(buf, DType::kI64), 0.0);
+  // 2^63 is INT64_MAX as a double; converting it unclamped is undefined.
+  int64_t i64 = 0;
+  store_from_f64(std::ldexp(1.0, 63), &i64, DType::kI64);
+  EXPECT_EQ(i64, std::numeric_limits<int64_t>::max());
+  store_from_f64(-std::ldexp(1.0, 63), &i64, DType::kI64);
+  EXPECT_EQ(i64, std::numeric_limits<int64_t>::min());
   store_from_f64(-1.0, buf, DType::kU8);
   EXPECT_EQ(load_as_f64(buf, DType::kU8), 0.0);
   store_from_f64(0.25, buf, DType::kBool);
