@@ -13,6 +13,18 @@ TEST(DeviceTypeIdTest, IdsFollowingTheRuleAreAccepted) {
                          "sim.naive_softmax", "opencl.pocl-cpu", "a.b"})
     EXPECT_EQ(device_type_id_problem(id), "") << id;
   EXPECT_EQ(device_type_id_problem("v." + std::string(61, 'm')), "");  // 63 characters
+  // Every character of the class, its ends included.
+  EXPECT_EQ(device_type_id_problem("abcdefghijklmnopqrstuvwxyz.0123456789_-"), "");
+}
+
+TEST(DeviceTypeIdTest, EveryOtherCharacterIsRefusedAndOnlyUpperCaseIsCalledSo) {
+  const std::string allowed = "abcdefghijklmnopqrstuvwxyz0123456789_-.";
+  for (int c = 1; c < 256; ++c) {
+    if (allowed.find(static_cast<char>(c)) != std::string::npos) continue;
+    const std::string problem = device_type_id_problem(std::string("v.m") + static_cast<char>(c));
+    EXPECT_NE(problem.find("outside [a-z0-9_-]"), std::string::npos) << c;
+    EXPECT_EQ(problem.find("lower case") != std::string::npos, c >= 'A' && c <= 'Z') << c;
+  }
 }
 
 TEST(DeviceTypeIdTest, IdsBreakingTheRuleSayWhat) {
