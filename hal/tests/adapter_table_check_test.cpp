@@ -68,6 +68,16 @@ TEST(AdapterTableCheckTest, NullTableAndMissingNameAreRefused) {
   auto t = valid_table();
   t.name = "";
   EXPECT_NE(check_adapter_table(&t).find("no name"), std::string::npos);
+  t.name = nullptr;
+  EXPECT_NE(check_adapter_table(&t).find("no name"), std::string::npos);
+}
+
+TEST(AdapterTableCheckTest, EitherNullVendorOrNullVersionIsRefused) {
+  for (bool vendor_null : {true, false}) {
+    auto t = valid_table();
+    (vendor_null ? t.vendor : t.adapter_version) = nullptr;
+    EXPECT_EQ(check_adapter_table(&t), "malformed table: vendor or version is NULL");
+  }
 }
 
 TEST(AdapterTableCheckTest, PatchTablesAreNegotiatedTheSameWay) {
@@ -81,6 +91,28 @@ TEST(AdapterTableCheckTest, PatchTablesAreNegotiatedTheSameWay) {
   p.num_patches = 0;
   p.abi_version.major = 3;
   EXPECT_NE(check_patch_table(&p).find("ABI version 3.0"), std::string::npos);
+}
+
+TEST(AdapterTableCheckTest, PatchTablesWithoutANameOrWithBadCountsAreRefused) {
+  polychip_patch_api good{};
+  good.struct_size = POLYCHIP_PATCH_API_STRUCT_SIZE_V1_0;
+  good.abi_version = {sizeof(polychip_abi_version), 1, 0};
+  good.patch_name = "x";
+  for (const char* name : {static_cast<const char*>(nullptr), ""}) {
+    auto p = good;
+    p.patch_name = name;
+    EXPECT_EQ(check_patch_table(&p), "malformed patch table: no patch_name");
+  }
+  const std::string bad_counts = "malformed patch table: entry arrays do not match their counts";
+  auto p = good;
+  p.num_hooks = 1;  // no hooks array
+  EXPECT_EQ(check_patch_table(&p), bad_counts);
+  p = good;
+  p.num_patches = -1;
+  EXPECT_EQ(check_patch_table(&p), bad_counts);
+  p = good;
+  p.num_hooks = -1;
+  EXPECT_EQ(check_patch_table(&p), bad_counts);
 }
 
 }  // namespace
