@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -625,6 +626,133 @@ TEST(Handshake, WrongSecretIsRefusedOnBothSides) {
   acceptor.join();
 }
 
+// `call` throws `code`, naming `what` in its message.
+void expect_error(const std::function<void()>& call, StatusCode code, const std::string& what) {
+  try {
+    call();
+    ADD_FAILURE() << "passed; expected an error naming \"" << what << "\"";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+TEST(Handshake, ARankOfAnotherJobIsRefusedBeforeAnyProof) {
+  SocketPair sp;
+  Credentials ours{{1, 2, 3, 4}, {7}}, theirs{{1, 2, 3, 4}, {8}};
+  Hello hello;
+  hello.world = 2;
+  hello.rank = 1;
+  std::thread acceptor([&] {
+    expect_error([&] { handshake_as_acceptor(sp.b.get(), ours, Deadline(5)); },
+                 StatusCode::kFailedPrecondition, "rank 1 of another job");
+    sp.b.reset();
+  });
+  // The acceptor hangs up without a challenge; the connector says what that may mean.
+  expect_error([&] { handshake_as_connector(sp.a.get(), hello, theirs, Deadline(5), "test peer"); },
+               StatusCode::kUnavailable, "closed the connection before its challenge");
+  acceptor.join();
+}
+
+// A connector that replays a proof (made over another acceptor nonce, or
+// the acceptor's own proof reflected back) or cuts its response short is
+// refused: both proofs bind the Hello and this acceptor's fresh nonce, with
+// a label per direction.
+TEST(Handshake, ReplayedReflectedOrTruncatedProofsAreRefused) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  enum class Answer { kReplayed, kReflected, kTruncated };
+  for (Answer answer : {Answer::kReplayed, Answer::kReflected, Answer::kTruncated}) {
+    SocketPair sp;
+    std::thread acceptor([&] {
+      expect_error(
+          [&] { handshake_as_acceptor(sp.b.get(), creds, Deadline(5)); },
+          StatusCode::kFailedPrecondition,
+          answer == Answer::kTruncated ? "hung up on our proof" : "could not prove the job secret");
+    });
+    Hello hello;
+    hello.world = 2;
+    hello.rank = 1;
+    std::vector<uint8_t> hello_bytes = encode_hello(hello);
+    write_exact(sp.a.get(), hello_bytes.data(), hello_bytes.size(), Deadline(5), "test");
+    uint8_t challenge_bytes[kChallengeSize];
+    read_exact(sp.a.get(), challenge_bytes, sizeof challenge_bytes, Deadline(5), "test");
+    Challenge challenge = parse_challenge(challenge_bytes);
+    Digest proof = connector_proof(creds.secret, hello_bytes, challenge.nonce);
+    if (answer == Answer::kReplayed) {
+      const Nonce earlier{};  // the nonce of an earlier handshake
+      proof = connector_proof(creds.secret, hello_bytes, earlier);
+    } else if (answer == Answer::kReflected) {
+      proof = challenge.proof;
+    }
+    std::vector<uint8_t> response = encode_response(proof);
+    if (answer == Answer::kTruncated) response.pop_back();
+    write_exact(sp.a.get(), response.data(), response.size(), Deadline(5), "test");
+    sp.a.reset();
+    acceptor.join();
+  }
+}
+
+// Running out of time is reported as such on either side, not mistaken for
+// a peer that hung up.
+TEST(Handshake, ASilentPeerEndsInADeadlineOnEitherSide) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  Hello hello;
+  hello.world = 2;
+  {
+    SocketPair sp;  // the acceptor never challenges
+    expect_error(
+        [&] { handshake_as_connector(sp.a.get(), hello, creds, Deadline(0.1), "test peer"); },
+        StatusCode::kDeadlineExceeded, "timed out");
+  }
+  {
+    SocketPair sp;  // the connector sends its Hello and never answers the challenge
+    std::vector<uint8_t> hello_bytes = encode_hello(hello);
+    write_exact(sp.a.get(), hello_bytes.data(), hello_bytes.size(), Deadline(5), "test");
+    expect_error([&] { handshake_as_acceptor(sp.b.get(), creds, Deadline(0.1)); },
+                 StatusCode::kDeadlineExceeded, "timed out");
+  }
+}
+
+// An acceptor that proves the secret and then does not accept: it hangs up,
+// stays silent, or sends something that is not the verdict.
+TEST(Handshake, TheConnectorNamesWhatCameInsteadOfTheVerdict) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  enum class Then { kHangUp, kStaySilent, kSendGarbage };
+  for (Then then : {Then::kHangUp, Then::kStaySilent, Then::kSendGarbage}) {
+    SocketPair sp;
+    std::thread acceptor([&] {
+      uint8_t hello_bytes[kHelloSize];
+      read_exact(sp.b.get(), hello_bytes, sizeof hello_bytes, Deadline(5), "test");
+      Challenge challenge;
+      challenge.nonce[0] = 1;
+      challenge.proof = acceptor_proof(creds.secret, hello_bytes, challenge.nonce);
+      std::vector<uint8_t> challenge_bytes = encode_challenge(challenge);
+      write_exact(sp.b.get(), challenge_bytes.data(), challenge_bytes.size(), Deadline(5), "test");
+      uint8_t response[kResponseSize];
+      read_exact(sp.b.get(), response, sizeof response, Deadline(5), "test");
+      if (then == Then::kSendGarbage) {
+        uint32_t verdict = 0x4b4f4351;
+        write_exact(sp.b.get(), &verdict, sizeof verdict, Deadline(5), "test");
+      }
+      if (then == Then::kHangUp) sp.b.reset();
+    });
+    Hello hello;
+    hello.world = 2;
+    auto connect = [&] {
+      handshake_as_connector(sp.a.get(), hello, creds,
+                             Deadline(then == Then::kStaySilent ? 0.2 : 5), "test peer");
+    };
+    if (then == Then::kHangUp) {
+      expect_error(connect, StatusCode::kUnavailable, "closed the connection before accepting it");
+    } else if (then == Then::kStaySilent) {
+      expect_error(connect, StatusCode::kDeadlineExceeded, "timed out");
+    } else {
+      expect_error(connect, StatusCode::kDataCorruption, "malformed handshake verdict");
+    }
+    acceptor.join();
+  }
+}
+
 // A rank refused by the store (wrong secret) learns why itself; the ranks
 // waiting for it are told the refusal before their timeout, whether it came
 // early or after the store's notice time, instead of seeing the store close.
@@ -649,6 +777,193 @@ TEST(Bootstrap, StoreTellsWaitersWhichConnectionItRefused) {
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
     stranger.join();
   }
+}
+
+// For threads, where an exception would end the process: a failure instead.
+std::vector<uint8_t> get_or_error(StoreClient& store, const std::string& key) {
+  try {
+    return store.get(key);
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+    return {};
+  }
+}
+
+// The store's key/value protocol between ranks: a get waits for its key, an
+// add counts on from what the key holds, a set replaces, the largest request
+// the wire allows is served, and the store ends once every rank is ready.
+TEST(Bootstrap, StoreServesSetGetAndAddBetweenRanks) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  StoreServer server(std::move(listener), creds, 30.0);
+  StoreClient rank0("127.0.0.1", port, creds, 0, 2, Deadline(10));
+  StoreClient rank1("127.0.0.1", port, creds, 1, 2, Deadline(10));
+  std::thread waiter([&] { EXPECT_EQ(get_or_error(rank1, "later"), std::vector<uint8_t>{7}); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // (either order must work)
+  rank0.set("later", {7});
+  waiter.join();
+  EXPECT_EQ(rank0.add("count", 5), 5);
+  EXPECT_EQ(rank1.add("count", -2), 3);
+  const std::string longest_key(kMaxStoreKey, 'k');
+  const std::vector<uint8_t> largest(kMaxStoreValue, 0xab);
+  rank0.set(longest_key, largest);
+  EXPECT_EQ(rank1.get(longest_key), largest);
+  rank1.set(longest_key, {1});
+  EXPECT_EQ(rank0.get(longest_key), std::vector<uint8_t>{1});
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(rank0.add(kStoreReadyKey, 1), 1);
+  EXPECT_EQ(rank1.add(kStoreReadyKey, 1), 2);
+  server.join();  // not at its 30 s timeout
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+}
+
+// A rank that is ready may close its connection: the others, and what they
+// wait for, are still served. One that leaves before it is ready (an add of
+// another key is not being ready) is named to every rank at once.
+TEST(Bootstrap, StoreTellsOnlyOfRanksThatLeaveBeforeTheyAreReady) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  StoreServer server(std::move(listener), creds, 30.0);
+  StoreClient rank0("127.0.0.1", port, creds, 0, 4, Deadline(10));
+  StoreClient rank1("127.0.0.1", port, creds, 1, 4, Deadline(10));
+  std::thread waiter([&] { EXPECT_EQ(get_or_error(rank1, "later"), std::vector<uint8_t>{7}); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // rank 1 waits first
+  {
+    StoreClient rank2("127.0.0.1", port, creds, 2, 4, Deadline(10));
+    rank2.add(kStoreReadyKey, 1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the store sees rank 2 leave
+  rank0.set("later", {7});
+  waiter.join();
+  {
+    StoreClient rank3("127.0.0.1", port, creds, 3, 4, Deadline(10));
+    rank3.add("count", 1);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  expect_error([&] { rank0.get("never"); }, StatusCode::kUnavailable,
+               "rank 3 left the rendezvous before the job was set up");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+}
+
+// A connection of another world size, or one that is not a store client,
+// passes the handshake (same job and secret) but is dropped, and the store
+// goes on serving the ranks it took.
+TEST(Bootstrap, StoreDropsConnectionsOfAnotherWorldOrRole) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  StoreServer server(std::move(listener), creds, 30.0);
+  StoreClient rank0("127.0.0.1", port, creds, 0, 2, Deadline(10));
+  StoreClient other_world("127.0.0.1", port, creds, 1, 3, Deadline(10));
+  expect_error([&] { other_world.get("key"); }, StatusCode::kUnavailable,
+               "rank 0, which serves the store, is gone");
+  Fd peer = connect_tcp("127.0.0.1", port, Deadline(10));
+  Hello hello;
+  hello.role = ConnectionRole::kPeer;
+  hello.rank = 1;
+  hello.world = 2;
+  handshake_as_connector(peer.get(), hello, creds, Deadline(10), "store");
+  uint8_t byte;
+  expect_error([&] { read_exact(peer.get(), &byte, 1, Deadline(3), "store"); },
+               StatusCode::kUnavailable, "closed the connection");
+  EXPECT_EQ(server.refused_connections(), 2);
+  rank0.set("key", {1});
+  EXPECT_EQ(rank0.get("key"), std::vector<uint8_t>{1});
+}
+
+// A response with a status the store never sends is refused, not read as a value.
+TEST(Bootstrap, StoreClientRefusesAResponseOfAnUnknownStatus) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  std::thread store([&, fd = listener.get()] {
+    Fd client = accept_tcp(fd);
+    handshake_as_acceptor(client.get(), creds, Deadline(10));
+    uint32_t length = 0;
+    read_exact(client.get(), &length, 4, Deadline(10), "test");
+    std::vector<uint8_t> request(length);
+    read_exact(client.get(), request.data(), length, Deadline(10), "test");
+    const uint8_t unknown_status[5] = {3, 0, 0, 0, 0};
+    write_exact(client.get(), unknown_status, sizeof unknown_status, Deadline(10), "test");
+  });
+  StoreClient rank1("127.0.0.1", port, creds, 1, 2, Deadline(10));
+  expect_error([&] { rank1.get("key"); }, StatusCode::kDataCorruption, "malformed response");
+  store.join();
+}
+
+// A stranger refused early (wrong secret) does not end the others' wait for
+// the rank that connects after it: the refusal is told only shortly before
+// the store's timeout.
+TEST(Bootstrap, ARefusedStrangerDoesNotEndTheWaitForARankThatComesLater) {
+  const Credentials good{{1, 2, 3, 4}, {}}, bad{{9, 9, 9, 9}, {}};
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  StoreServer server(std::move(listener), good, 30.0);
+  StoreClient rank0("127.0.0.1", port, good, 0, 2, Deadline(10));
+  std::thread waiter([&] { EXPECT_EQ(get_or_error(rank0, "peer/1"), std::vector<uint8_t>{1}); });
+  EXPECT_THROW(StoreClient("127.0.0.1", port, bad, 1, 2, Deadline(10)), Error);
+  StoreClient rank1("127.0.0.1", port, good, 1, 2, Deadline(10));
+  rank1.set("peer/1", {1});
+  waiter.join();
+  EXPECT_EQ(server.refused_connections(), 1);
+}
+
+// Stopped while ranks are connected and none was lost (rank 0 failing on its
+// own), the store ends at once: it lingers only to tell of a lost rank.
+TEST(Bootstrap, AStoreStoppedWithNoRankLostEndsAtOnce) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  auto server = std::make_unique<StoreServer>(std::move(listener), creds, 30.0);
+  StoreClient rank1("127.0.0.1", port, creds, 1, 2, Deadline(10));
+  rank1.set("key", {1});
+  const auto start = std::chrono::steady_clock::now();
+  server.reset();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+            kLostNoticeDrainSeconds / 2);
+}
+
+// A store that hangs up during the handshake, or refuses our secret, is most
+// often rank 0 dying, and the error says so; running out of time is told as
+// such, also while waiting for a key.
+TEST(Bootstrap, StoreClientErrorsSayWhetherRankZeroMayBeGoneOrTimeRanOut) {
+  const Credentials good{{1, 2, 3, 4}, {}}, bad{{9, 9, 9, 9}, {}};
+  {
+    auto [listener, port] = listen_tcp("127.0.0.1", 0);
+    std::thread store([fd = listener.get()] { Fd hang_up = accept_tcp(fd); });
+    expect_error([&, port = port] { StoreClient("127.0.0.1", port, good, 1, 2, Deadline(10)); },
+                 StatusCode::kUnavailable, "; or rank 0, which serves the store, is gone");
+    store.join();
+  }
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  {
+    StoreServer server(Fd(::dup(listener.get())), good, 30.0);
+    expect_error([&, port = port] { StoreClient("127.0.0.1", port, bad, 1, 2, Deadline(10)); },
+                 StatusCode::kFailedPrecondition, "; or rank 0, which serves the store, is gone");
+    StoreClient rank0("127.0.0.1", port, good, 0, 2, Deadline(0.3));
+    expect_error([&] { rank0.get("never"); }, StatusCode::kDeadlineExceeded,
+                 "rendezvous store, waiting for key 'never'");
+  }
+  // Nobody accepts any more (the listener is open): the handshake times out.
+  try {
+    StoreClient("127.0.0.1", port, good, 1, 2, Deadline(0.3));
+    ADD_FAILURE() << "a handshake nobody answered passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDeadlineExceeded) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+  }
+}
+
+// With nothing from the store, a watch waits out its grace and no longer,
+// and the connection is the caller's again.
+TEST(Bootstrap, ALostPeerWatchStopsAfterItsGraceWhenTheStoreIsSilent) {
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  StoreServer server(std::move(listener), creds, 30.0);
+  StoreClient rank0("127.0.0.1", port, creds, 0, 2, Deadline(10));
+  LostPeerWatch watch(rank0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(watch.stop_after(std::chrono::milliseconds(100)), "");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2);
+  EXPECT_FALSE(watch.cancelled()->load());
+  rank0.set("key", {1});
+  EXPECT_EQ(rank0.get("key"), std::vector<uint8_t>{1});
 }
 
 TEST(Bootstrap, SlurmNodeListFirstHost) {
@@ -1100,6 +1415,78 @@ TEST(HangView, ClassesFollowWhereEveryRankWaits) {
   EXPECT_EQ(v.hang_class, "signature-mismatch");
   EXPECT_NE(v.text.find("count 32"), std::string::npos) << v.text;
   EXPECT_EQ(nlohmann::json::parse(v.json)["polychip_comm_hang"]["ranks"][2]["state"], "no-answer");
+}
+
+// The text names the ranks of the class and says where every other rank
+// waits; the JSON line has every rank, with where it waits when it answered.
+TEST(HangView, TextAndJsonSayWhereEveryRankWaits) {
+  const CallSignature sum16{1, 2, 0, -1, 16};
+  auto in_collective = [](uint64_t seq, CallSignature call) {
+    WaitState w;
+    w.answered = true;
+    w.seq = seq;
+    w.call = call;
+    return w;
+  };
+  WaitState silent, mine = in_collective(3, sum16), in_send_recv;
+  mine.answered = false;  // a rank does not ask itself
+  in_send_recv.answered = true;
+  in_send_recv.in = WaitingIn::kPointToPoint;
+  const std::string call = describe_call(sum16);
+  HangView v = classify_hang(0,
+                             {mine, in_collective(2, sum16), silent, in_send_recv,
+                              in_collective(3, sum16), in_collective(4, sum16)},
+                             1.5);
+  EXPECT_EQ(v.hang_class, "missing-enter");
+  const std::string at2 = "collective #2 " + call, at3 = "collective #3 " + call,
+                    at4 = "collective #4 " + call;
+  EXPECT_EQ(v.text,
+            " — job-wide view (every rank asked on the timeout): missing-enter: rank(s) "
+            "1, 2, 3 never entered this call; rank 1 waits in an earlier " +
+                at2 +
+                ", so it never entered this one; rank 2 gave no answer within 1.5 s (not "
+                "inside any polychip call: busy elsewhere, stopped, or hung in its own "
+                "code); rank 3 waits in send/recv; rank 4 waits in the same call; rank 5 "
+                "already left this call and waits in " +
+                at4);
+  auto rank = [](int r, const std::string& state, const std::string& waiting_in) {
+    nlohmann::json j = {{"rank", r}, {"state", state}};
+    if (!waiting_in.empty()) j["waiting_in"] = waiting_in;
+    return j;
+  };
+  const nlohmann::json expected = {
+      {"polychip_comm_hang",
+       {{"rank", 0},
+        {"class", "missing-enter"},
+        {"waiting_in", at3},
+        {"ranks",
+         {rank(0, "timed-out", at3), rank(1, "behind", at2), rank(2, "no-answer", ""),
+          rank(3, "elsewhere", "send/recv"), rank(4, "in-call", at3), rank(5, "ahead", at4)}}}}};
+  EXPECT_EQ(nlohmann::json::parse(v.json), expected);
+  // Nothing in it is escaped: the line is for grep as much as for a JSON parser.
+  EXPECT_NE(v.json.find("\"waiting_in\":\"" + at3 + "\""), std::string::npos) << v.json;
+
+  v = classify_hang(1, {in_collective(4, sum16), mine, in_collective(5, sum16)}, 1);
+  EXPECT_EQ(v.hang_class, "missing-exit");
+  EXPECT_NE(v.text.find("missing-exit: every rank entered this call; rank(s) 0, 2 left it"),
+            std::string::npos)
+      << v.text;
+}
+
+TEST(HangView, SendRecvWaitsMatchEachOtherButNoCollective) {
+  WaitState me, peer, in_collective;
+  me.in = peer.in = WaitingIn::kPointToPoint;
+  peer.answered = in_collective.answered = true;
+  peer.seq = 5;  // means nothing in send/recv
+  in_collective.seq = 1;
+  in_collective.call = {1, 2, 0, -1, 16};
+  HangView v = classify_hang(1, {peer, me}, 1);
+  EXPECT_EQ(v.hang_class, "all-stuck");
+  EXPECT_NE(v.json.find("\"class\":\"all-stuck\",\"waiting_in\":\"send/recv\""), std::string::npos)
+      << v.json;
+  v = classify_hang(1, {in_collective, me}, 1);
+  EXPECT_EQ(v.hang_class, "missing-enter");
+  EXPECT_NE(v.text.find("rank 0 waits in collective #1 "), std::string::npos) << v.text;
 }
 
 TEST(Wire, StatusFramesSayWhereTheSenderWaitsAndNothingMore) {

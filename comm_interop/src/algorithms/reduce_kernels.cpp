@@ -31,13 +31,24 @@ struct Prod {
     }
   }
 };
+// Min and max let a NaN win, as reduce_max does (docs/reference-numerics.md),
+// whichever operand holds it: a comparison alone keeps `a` when `b` is NaN,
+// so the result would depend on the order the ranks' values meet in.
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
 template <typename T>
 struct Min {
-  static T apply(T a, T b) { return b < a ? b : a; }
+  static T apply(T a, T b) { return b < a || is_nan(b) ? b : a; }
 };
 template <typename T>
 struct Max {
-  static T apply(T a, T b) { return a < b ? b : a; }
+  static T apply(T a, T b) { return a < b || is_nan(b) ? b : a; }
 };
 
 template <typename T, typename Op>

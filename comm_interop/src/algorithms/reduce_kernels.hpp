@@ -8,7 +8,8 @@
 
 namespace polychip::comm {
 
-// dst[i] = a[i] op b[i]; dst may alias a or b. kAvg reduces as kSum.
+// dst[i] = a[i] op b[i]; dst may alias a or b. kAvg reduces as kSum;
+// min/max let a NaN win, whichever operand holds it.
 using ReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count);
 ReduceFn reduce_function(DType accumulation_type, ReduceOp op);
 
