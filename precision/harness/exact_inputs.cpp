@@ -48,6 +48,14 @@ void fill_attention(Problem& p, std::mt19937_64& rng) {
   // two (<= 16,384 for the quick shapes: twice that is still an f16).
   const double big = std::exp2(std::ceil(
       std::log2(kVanishingScore * std::sqrt(static_cast<double>(dim)) / (2.0 * repeats))));
+  // q holds ±big and ±2 big: past the dtype's largest value they would
+  // become Inf (f16 with a D small for its S).
+  const DType dtype = p.inputs[0].dtype;
+  if (2 * big > float_format(dtype).max_finite)
+    throw_error(StatusCode::kInvalidArgument,
+                fmt::format("case '{}': exact attention needs q values of {} (2 big), past the "
+                            "largest {}: take a larger head dimension D",
+                            case_id(p.spec), 2 * big, dtype_name(dtype)));
   auto& q = p.inputs[0].values;
   auto& k = p.inputs[1].values;
   q.assign(static_cast<size_t>(heads * s * dim), 0.0);

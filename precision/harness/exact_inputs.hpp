@@ -11,7 +11,9 @@
 //    a kernel normalises by the sum or by exp(s - lse): o_i = v_target,
 //    which key depends on every element of q and k. Causal rows pick a
 //    visible key. lse = the target's score is exact when sqrt(D) is a power
-//    of two; otherwise it keeps its rounding tolerance.
+//    of two; otherwise it keeps its rounding tolerance. A shape whose q
+//    values (up to 2 big) are past the dtype's largest value (f16 with a D
+//    small for its S) is refused.
 //  - layernorm (D even) / rmsnorm: each row is m + d or m - d with d one of
 //    1/2, 1, 2, 4 (half of each sign for layernorm; m a small integer, 0 for
 //    rmsnorm), and eps = 2^-100, far below half an ulp of the variance d^2:

@@ -133,8 +133,8 @@ std::vector<double> generate_values(Distribution d, DType dtype, int64_t n, std:
         break;
       }
       case Distribution::kExact: {
-        const int v = static_cast<int>(unit(rng) * 9) - 4;  // -4..4 (4 only if unit is 1)
-        x = std::abs(v) >= 4 ? 0 : v;                       // zeros a third of the time
+        const int v = static_cast<int>(unit(rng) * 9) - 4;  // -4..4, a ninth each
+        x = std::abs(v) >= 4 ? 0 : v;  // -4, 0 and 4: zeros a third of the time
         break;
       }
     }

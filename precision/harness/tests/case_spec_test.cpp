@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "polychip/error.hpp"
-#include "value_generator.hpp"
 
 namespace polychip::precision {
 namespace {
@@ -84,47 +83,6 @@ TEST(CaseSpec, MalformedNumbersAndPartCountsAreRefused) {
 TEST(CaseSpec, ParsingStopsAtTheEndOfTheView) {
   const std::string_view longer = "exp/f32/4/seed=12";
   EXPECT_EQ(parse_case_id(longer.substr(0, longer.size() - 1)).seed, 1u);
-}
-
-TEST(ValueGenerator, SameSeedSameValuesAllRepresentable) {
-  for (DType dt : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16})
-    for (auto d : {Distribution::kNormal, Distribution::kUniform, Distribution::kPositive,
-                   Distribution::kWide, Distribution::kSpecial, Distribution::kOffset,
-                   Distribution::kLarge}) {
-      std::mt19937_64 a(42), b(42);
-      auto x = generate_values(d, dt, 500, a);
-      auto y = generate_values(d, dt, 500, b);
-      ASSERT_EQ(x.size(), 500u);
-      for (size_t i = 0; i < x.size(); ++i) {
-        EXPECT_TRUE(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i])));
-        if (!std::isnan(x[i])) {
-          EXPECT_EQ(round_to_dtype(x[i], dt), x[i]);
-        }
-        if (d == Distribution::kPositive) {
-          EXPECT_GT(x[i], 0);
-        }
-      }
-    }
-}
-
-TEST(ValueGenerator, SpecialValuesCoverSubnormalsZerosInfNan) {
-  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
-    auto v = special_values(dt);
-    const FloatFormat f = float_format(dt);
-    bool sub = false, neg_zero = false, inf = false, nan = false;
-    for (double x : v) {
-      sub |= x != 0 && std::fabs(x) < f.min_normal();
-      neg_zero |= x == 0 && std::signbit(x);
-      inf |= std::isinf(x);
-      nan |= std::isnan(x);
-    }
-    EXPECT_TRUE(sub && neg_zero && inf && nan) << dtype_name(dt);
-  }
-  std::mt19937_64 rng(1);
-  for (double id : generate_indices(1000, 7, rng)) {
-    EXPECT_GE(id, 0);
-    EXPECT_LT(id, 7);
-  }
 }
 
 }  // namespace

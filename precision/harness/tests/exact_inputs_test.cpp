@@ -4,14 +4,17 @@
 // rounding tolerance — fails them while it passes the ordinary cases.
 #include "exact_inputs.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <gtest/gtest.h>
 
 #include "case_runner.hpp"
 #include "kernel_test_support.hpp"
+#include "polychip/error.hpp"
 
 extern "C" const polychip_adapter_api* polychip_cpu_adapter_get_api(void);
 
@@ -143,6 +146,158 @@ TEST_F(ExactInputsTest, OneUlpOffPassesTheOrdinaryCasesAndFailsTheExactOnes) {
     EXPECT_NE(out.record.value("message", "").find("1 of"), std::string::npos)
         << id << ": " << out.record.value("message", "");
   }
+}
+
+// Scores q_i . k_j / sqrt(D): each query's target beats every other key by
+// at least 12,000 (exp of minus that is 0 even in long double) and by less
+// than twice that (big is the smallest power of two that does it); causal
+// rows pick a key they may see, noncausal rows any key; q and k are values
+// of the dtype.
+TEST(ExactInputs, EachQueryPicksOneVisibleKeyByTheVanishingMargin) {
+  for (const char* id :
+       {"attention/f32/2x2x64x32/exact+noncausal/seed=1", "attention/f32/1x2x64x16/exact/seed=1",
+        "attention/f16/1x2x16x16/exact+noncausal/seed=1",
+        "attention/bf16/1x3x5x7/exact+noncausal/seed=2",  // S, D not powers of two
+        "attention/f32/1x1x2x2/exact/seed=3"}) {          // the smallest S and D
+    const Problem p = build_problem(parse_case_id(id), kOracle);
+    const bool causal = !p.spec.has("noncausal");
+    const int64_t heads = p.spec.dims[0] * p.spec.dims[1], s = p.spec.dims[2], dim = p.spec.dims[3];
+    const auto& q = p.inputs[0].values;
+    const auto& k = p.inputs[1].values;
+    double min_margin = std::numeric_limits<double>::infinity();
+    bool past_the_diagonal = false;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < s; ++i) {
+        std::vector<double> score(static_cast<size_t>(s));
+        for (int64_t j = 0; j < s; ++j)
+          for (int64_t c = 0; c < dim; ++c)
+            score[static_cast<size_t>(j)] += q[static_cast<size_t>((h * s + i) * dim + c)] *
+                                             k[static_cast<size_t>((h * s + j) * dim + c)] /
+                                             std::sqrt(static_cast<double>(dim));
+        const auto best = std::max_element(score.begin(), score.end());
+        const int64_t target = best - score.begin();
+        double runner_up = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < s; ++j)
+          if (j != target) runner_up = std::max(runner_up, score[static_cast<size_t>(j)]);
+        min_margin = std::min(min_margin, *best - runner_up);
+        if (causal) {
+          EXPECT_LE(target, i) << id << ": head " << h << ", row " << i;
+        }
+        past_the_diagonal |= target > i;
+      }
+    EXPECT_GE(min_margin, 12000) << id;
+    EXPECT_LT(min_margin, 24000) << id;
+    if (!causal) {
+      EXPECT_TRUE(past_the_diagonal) << id;
+    }
+    for (const auto* t : {&q, &k})
+      for (double x : *t) ASSERT_EQ(round_to_dtype(x, p.inputs[0].dtype), x) << id;
+  }
+}
+
+// The smallest shapes that can be exact build; one less is refused, naming
+// the head dimension it needs (2 ceil(log2 S)) or the dtype q overflows.
+TEST(ExactInputs, RefusalsNameTheHeadDimensionNeeded) {
+  for (const char* id :
+       {"attention/f32/1x1x2x2/exact/seed=1", "attention/f32/1x1x64x12/exact/seed=1",
+        "attention/f32/1x1x65x14/exact/seed=1", "attention/f16/1x1x64x24/exact/seed=1",
+        "layernorm/f32/3x2/exact/seed=1", "rmsnorm/f32/3x1/exact/seed=1"})
+    EXPECT_NO_THROW(build_problem(parse_case_id(id), kOracle)) << id;
+  const auto message = [](const char* id) {
+    try {
+      build_problem(parse_case_id(id), kOracle);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("(built)");
+  };
+  const struct {
+    const char* id;
+    const char* says;
+  } refused[] = {
+      {"attention/f32/1x1x64x11/exact/seed=1", "D >= 12 (2 ceil(log2 S))"},
+      {"attention/f32/1x1x65x13/exact/seed=1", "D >= 14 (2 ceil(log2 S))"},
+      {"attention/f32/1x1x2x1/exact/seed=1", "D >= 2 (2 ceil(log2 S))"},
+      {"attention/f32/1x1x1x32/exact/seed=1", "S >= 2"},
+      // 2 big = 65,536 is past f16's largest value (it would become Inf).
+      {"attention/f16/1x1x64x16/exact/seed=1", "q values of 65536 (2 big), past the largest f16"},
+      {"layernorm/f32/3x5/exact/seed=1", "even row length D"},
+  };
+  for (const auto& r : refused)
+    EXPECT_NE(message(r.id).find(r.says), std::string::npos) << r.id << ": " << message(r.id);
+}
+
+// Each row is m + d or m - d, d one of 1/2, 1, 2, 4: half of each sign and
+// m a small integer for layernorm, either sign and m = 0 for rmsnorm; gamma
+// and beta are small integers and eps is 2^-100.
+TEST(ExactInputs, NormRowsAreAnIntegerMeanPlusOrMinusAPowerOfTwo) {
+  for (const char* id : {"layernorm/f32/32x64/exact/seed=1", "rmsnorm/f16/32x63/exact/seed=2"}) {
+    const Problem p = build_problem(parse_case_id(id), kOracle);
+    const bool layernorm = p.spec.op == "layernorm";
+    const int64_t n = p.spec.dims[0], dim = p.spec.dims[1];
+    EXPECT_EQ(p.attrs.floats[attr::kEps], 0x1p-100) << id;
+    std::set<double> means, spreads;
+    int64_t above = 0;
+    for (int64_t r = 0; r < n; ++r) {
+      const auto row = p.inputs[0].values.begin() + r * dim;
+      const auto [lo, hi] = std::minmax_element(row, row + dim);
+      const double m = layernorm ? (*lo + *hi) / 2 : 0, spread = std::fabs(*row - m);
+      means.insert(m);
+      spreads.insert(spread);
+      int64_t row_above = 0;
+      for (auto x = row; x < row + dim; ++x) {
+        EXPECT_EQ(std::fabs(*x - m), spread) << id << ": row " << r;
+        row_above += *x > m;
+      }
+      EXPECT_TRUE(!layernorm || row_above == dim / 2) << id << ": row " << r;
+      above += row_above;
+    }
+    EXPECT_EQ(spreads, (std::set<double>{0.5, 1, 2, 4})) << id;
+    if (layernorm) {
+      EXPECT_GE(means.size(), 3u) << id;
+      for (double m : means) EXPECT_TRUE(m == std::round(m) && std::fabs(m) <= 3) << m;
+    } else {
+      EXPECT_NEAR(static_cast<double>(above) / static_cast<double>(n * dim), 0.5, 0.1) << id;
+    }
+    for (size_t t = 1; t < p.inputs.size(); ++t) {
+      ASSERT_EQ(p.inputs[t].values.size(), static_cast<size_t>(dim)) << id;
+      std::set<double> distinct(p.inputs[t].values.begin(), p.inputs[t].values.end());
+      EXPECT_GE(distinct.size(), 5u) << id;
+      for (double g : distinct) EXPECT_TRUE(g == std::round(g) && std::fabs(g) <= 3) << g;
+    }
+  }
+}
+
+// Only "exact" attention, layernorm and rmsnorm take these inputs (gemm's
+// and the reductions' exact inputs are the value generator's).
+TEST(ExactInputs, OnlyExactAttentionAndNormsTakeThem) {
+  const auto exact = [](const char* id) {
+    return has_exact_inputs(build_problem(parse_case_id(id), kOracle));
+  };
+  EXPECT_TRUE(exact("attention/f32/1x1x4x4/exact/seed=1"));
+  EXPECT_TRUE(exact("layernorm/f32/4x8/exact/seed=1"));
+  EXPECT_TRUE(exact("rmsnorm/f32/4x8/exact/seed=1"));
+  EXPECT_FALSE(exact("attention/f32/1x1x4x4/seed=1"));
+  EXPECT_FALSE(exact("layernorm/f32/4x8/seed=1"));
+  EXPECT_FALSE(exact("gemm/f32/4x4x4/exact/seed=1"));
+  EXPECT_FALSE(exact("reduce_sum/f32/4x8/exact/seed=1"));
+}
+
+// lse (the target's score r big L / sqrt(D)) is exact when sqrt(D) is a power
+// of two; o and every output of the norms always are.
+TEST(ExactInputs, LseIsExactOnlyWhenSqrtDIsAPowerOfTwo) {
+  const struct {
+    int64_t dim;
+    bool lse_exact;
+  } dims[] = {{4, true}, {16, true}, {64, true}, {8, false}, {32, false}, {12, false}, {6, false}};
+  for (const auto& d : dims) {
+    const Problem p =
+        build_problem(CaseSpec{"attention", DType::kF32, {1, 1, 4, d.dim}, {"exact"}, 1}, kOracle);
+    EXPECT_TRUE(is_exact_output(p, 0)) << d.dim;
+    EXPECT_EQ(is_exact_output(p, 1), d.lse_exact) << d.dim;
+  }
+  const Problem p = build_problem(parse_case_id("layernorm/f32/4x8/exact/seed=1"), kOracle);
+  for (size_t k = 0; k < 3; ++k) EXPECT_TRUE(is_exact_output(p, k)) << k;
 }
 
 }  // namespace

@@ -304,6 +304,148 @@ TEST(Problem, InvalidSpecsAreRefusedNamingTheProblem) {
   EXPECT_NE(message("cast/f32/4/to=f99/seed=1").find("f99"), std::string::npos);
   EXPECT_NE(message("exp/f32/4x4/broadcast/seed=1").find("binary"), std::string::npos);
   EXPECT_NE(message("add/f32/16/broadcast/seed=1").find("rank >= 2"), std::string::npos);
+  // broadcast needs exactly (a, b, out): not gemm's (a, b, c, y), not a
+  // unary backward's (dy, x, dx).
+  EXPECT_NE(message("gemm/f32/4x4x4/broadcast/seed=1").find("binary"), std::string::npos);
+  EXPECT_NE(message("gelu_backward/f32/4x4/broadcast/seed=1").find("binary"), std::string::npos);
+  EXPECT_NE(message("add/f32/4x4/strided+broadcast/seed=1").find("not strided"), std::string::npos);
+  EXPECT_NE(message("exp/f32/scalar/seed=1").find("at least one dimension"), std::string::npos);
+  EXPECT_NE(message("nosuchop/f32/4/seed=1").find("unknown op 'nosuchop'"), std::string::npos);
+}
+
+// Largest |value| of a tensor.
+double max_abs(const HostTensor& t) {
+  double m = 0;
+  for (double v : t.values) m = std::max(m, std::fabs(v));
+  return m;
+}
+
+bool has_negative(const HostTensor& t) {
+  return std::any_of(t.values.begin(), t.values.end(), [](double v) { return v < 0; });
+}
+
+std::vector<HostTensor> inputs_of(const char* id) {
+  return build_problem(parse_case_id(id), kOracle).inputs;
+}
+
+// The case's distribution reaches the data inputs (x, both operands of a
+// binary op, logits, weight, q k v, a param); dy, gamma, beta, dloss and
+// gemm's c stay normal. "wide" reaches 2^63 in f32, far past any normal draw.
+TEST(Problem, TheDistributionReachesTheDataInputsOnly) {
+  constexpr double kPastNormal = 1e6, kNormal = 10;
+  auto in = inputs_of("add/f32/400/wide/seed=1");
+  EXPECT_GT(max_abs(in[0]), kPastNormal);
+  EXPECT_GT(max_abs(in[1]), kPastNormal);
+  in = inputs_of("gelu_backward/f32/400/wide/seed=1");  // dy, x
+  EXPECT_LT(max_abs(in[0]), kNormal);
+  EXPECT_GT(max_abs(in[1]), kPastNormal);
+  in = inputs_of("layernorm/f32/4x100/wide/seed=1");  // x, gamma, beta
+  EXPECT_GT(max_abs(in[0]), kPastNormal);
+  EXPECT_LT(std::max(max_abs(in[1]), max_abs(in[2])), kNormal);
+  in = inputs_of("layernorm_backward/f32/4x100/wide/seed=1");  // dy, x, gamma, mean, rstd
+  EXPECT_LT(max_abs(in[0]), kNormal);
+  EXPECT_GT(max_abs(in[1]), kPastNormal);
+  EXPECT_LT(max_abs(in[2]), kNormal);
+  in = inputs_of("cross_entropy_backward/f32/4x100/wide/seed=1");  // logits, targets, dloss
+  EXPECT_GT(max_abs(in[0]), kPastNormal);
+  EXPECT_LT(max_abs(in[2]), kNormal);
+  EXPECT_GT(max_abs(inputs_of("embedding/f32/8x10x50/wide/seed=1")[1]), kPastNormal);
+  EXPECT_GT(max_abs(inputs_of("embedding_backward/f32/8x10x50/wide/seed=1")[1]), kPastNormal);
+  EXPECT_GT(max_abs(inputs_of("rotary_embedding/f32/4x2x50/wide/seed=1")[0]), kPastNormal);
+  in = inputs_of("attention/f32/1x2x8x50/wide/seed=1");
+  for (size_t k = 0; k < 3; ++k) EXPECT_GT(max_abs(in[k]), kPastNormal) << k;
+  in = inputs_of("attention_backward/f32/1x2x8x50/large/seed=1");  // dy, q, k, v, o, lse
+  EXPECT_LT(max_abs(in[0]), kNormal);
+  for (size_t k = 1; k < 4; ++k) EXPECT_GT(max_abs(in[k]), 4 * kNormal) << k;
+  in = inputs_of("adamw/f32/400/wide/seed=1");  // param, grad, m, v
+  EXPECT_GT(max_abs(in[0]), kPastNormal);
+  EXPECT_LT(max_abs(in[1]), kNormal);
+}
+
+// gemm takes normal, uniform, exact, special and wide a and b; any other
+// distribution gives normal ones. c is normal, or exact in an exact case.
+TEST(Problem, GemmOperandsFollowOnlyTheDistributionsGemmTakes) {
+  auto in = inputs_of("gemm/f32/8x8x50/wide+beta/seed=1");
+  EXPECT_GT(std::min(max_abs(in[0]), max_abs(in[1])), 1e6);
+  EXPECT_LT(max_abs(in[2]), 10);
+  in = inputs_of("gemm/f32/8x8x50/uniform/seed=1");
+  EXPECT_LE(std::max(max_abs(in[0]), max_abs(in[1])), 1);
+  for (const char* id : {"gemm/f32/8x8x50/large/seed=1", "gemm/f32/8x8x50/offset/seed=1",
+                         "gemm/f32/8x8x50/positive/seed=1"}) {
+    in = inputs_of(id);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_LT(max_abs(in[k]), 10) << id;
+      EXPECT_TRUE(has_negative(in[k])) << id;
+    }
+  }
+  in = inputs_of("gemm/f32/8x8x50/exact+beta/seed=1");
+  for (double c : in[2].values) EXPECT_TRUE(c == std::round(c) && std::fabs(c) <= 3) << c;
+  EXPECT_GT(std::count(in[2].values.begin(), in[2].values.end(), 0.0), 8);
+}
+
+// The saved forward results the backward cases read are the forward op's
+// results on their x: log_softmax's y (each row's exp sums to 1), the
+// norms' mean and rstd (eps 1e-5), attention's o and lse (rounded to their
+// dtypes).
+TEST(Problem, BackwardCasesReadTheirForwardResults) {
+  auto p = build_problem(parse_case_id("log_softmax_backward/f32/4x50/seed=3"), kOracle);
+  for (size_t r = 0; r < 4; ++r) {
+    double sum = 0;
+    for (size_t c = 0; c < 50; ++c) sum += std::exp(p.inputs[1].values[r * 50 + c]);
+    EXPECT_NEAR(sum, 1.0, 1e-5) << r;
+  }
+  for (const char* id :
+       {"layernorm_backward/f32/4x50/seed=3", "rmsnorm_backward/f32/4x50/seed=3"}) {
+    p = build_problem(parse_case_id(id), kOracle);
+    const bool layernorm = p.spec.op == "layernorm_backward";
+    const HostTensor& rstd = p.inputs[layernorm ? 4 : 3];
+    for (size_t r = 0; r < 4; ++r) {
+      double sum = 0, squares = 0;
+      for (size_t c = 0; c < 50; ++c) sum += p.inputs[1].values[r * 50 + c];
+      const double mean = layernorm ? sum / 50 : 0;
+      for (size_t c = 0; c < 50; ++c) squares += std::pow(p.inputs[1].values[r * 50 + c] - mean, 2);
+      if (layernorm) {
+        EXPECT_NEAR(p.inputs[3].values[r], mean, 1e-6) << id;
+      }
+      EXPECT_NEAR(rstd.values[r], 1 / std::sqrt(squares / 50 + 1e-5), 1e-5) << id;
+    }
+  }
+  p = build_problem(parse_case_id("attention_backward/f32/1x2x6x8/seed=3"), kOracle);
+  std::vector<HostTensor> out = {p.inputs[4], p.inputs[5]};
+  const std::vector<HostTensor> qkv = {p.inputs[1], p.inputs[2], p.inputs[3]};
+  kOracle(*find_op("attention"), qkv, out, p.attrs);
+  for (auto& t : out)
+    for (auto& v : t.values) v = round_to_dtype(v, t.dtype);
+  EXPECT_EQ(out[0].values, p.inputs[4].values);
+  EXPECT_EQ(out[1].values, p.inputs[5].values);
+}
+
+// adamw's state: m = 0.1 N(0, 1), v = 0.01 N(0, 1)^2 (never negative).
+TEST(Problem, AdamwStateIsSmallAndItsSecondMomentNonNegative) {
+  const auto in = inputs_of("adamw/f32/400/seed=3");  // param, grad, m, v
+  EXPECT_LT(max_abs(in[2]), 0.6);
+  EXPECT_GT(max_abs(in[2]), 0.2);
+  EXPECT_TRUE(has_negative(in[2]));
+  EXPECT_FALSE(has_negative(in[3]));
+  EXPECT_LT(max_abs(in[3]), 0.36);
+  EXPECT_GT(max_abs(in[3]), 0.04);
+}
+
+// exp's wide range replaces only exp's wide inputs: exp's normal ones and
+// other ops' wide ones are untouched; log's special inputs keep their negatives.
+TEST(Problem, OnlyExpWideTakesTheExpRangeAndOnlyWideRootsTakeAbs) {
+  EXPECT_LT(max_abs(inputs_of("exp/f32/500/seed=2")[0]), 10);
+  const HostTensor tanh_wide = inputs_of("tanh/f32/500/wide/seed=2")[0];
+  EXPECT_GT(max_abs(tanh_wide), 1e6);
+  EXPECT_TRUE(has_negative(tanh_wide));
+  EXPECT_TRUE(has_negative(inputs_of("log/f32/60/special/seed=2")[0]));
+}
+
+// Different seeds, different inputs (the seed reaches the generator).
+TEST(Problem, SeedsGiveDifferentInputs) {
+  const auto a = build_problem(parse_case_id("add/f32/16/seed=1"), kOracle);
+  const auto b = build_problem(parse_case_id("add/f32/16/seed=2"), kOracle);
+  EXPECT_NE(a.inputs[0].values, b.inputs[0].values);
 }
 
 }  // namespace
