@@ -789,13 +789,19 @@ std::vector<uint8_t> get_or_error(StoreClient& store, const std::string& key) {
   }
 }
 
+// A store served by rank 0 on a loopback port, for 30 s at most.
+class StoreOnLoopback : public ::testing::Test {
+ protected:
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  std::pair<Fd, uint16_t> listening = listen_tcp("127.0.0.1", 0);
+  const uint16_t port = listening.second;
+  StoreServer server{std::move(listening.first), creds, 30.0};
+};
+
 // The store's key/value protocol between ranks: a get waits for its key, an
 // add counts on from what the key holds, a set replaces, the largest request
 // the wire allows is served, and the store ends once every rank is ready.
-TEST(Bootstrap, StoreServesSetGetAndAddBetweenRanks) {
-  const Credentials creds{{1, 2, 3, 4}, {}};
-  auto [listener, port] = listen_tcp("127.0.0.1", 0);
-  StoreServer server(std::move(listener), creds, 30.0);
+TEST_F(StoreOnLoopback, StoreServesSetGetAndAddBetweenRanks) {
   StoreClient rank0("127.0.0.1", port, creds, 0, 2, Deadline(10));
   StoreClient rank1("127.0.0.1", port, creds, 1, 2, Deadline(10));
   std::thread waiter([&] { EXPECT_EQ(get_or_error(rank1, "later"), std::vector<uint8_t>{7}); });
@@ -820,10 +826,7 @@ TEST(Bootstrap, StoreServesSetGetAndAddBetweenRanks) {
 // A rank that is ready may close its connection: the others, and what they
 // wait for, are still served. One that leaves before it is ready (an add of
 // another key is not being ready) is named to every rank at once.
-TEST(Bootstrap, StoreTellsOnlyOfRanksThatLeaveBeforeTheyAreReady) {
-  const Credentials creds{{1, 2, 3, 4}, {}};
-  auto [listener, port] = listen_tcp("127.0.0.1", 0);
-  StoreServer server(std::move(listener), creds, 30.0);
+TEST_F(StoreOnLoopback, StoreTellsOnlyOfRanksThatLeaveBeforeTheyAreReady) {
   StoreClient rank0("127.0.0.1", port, creds, 0, 4, Deadline(10));
   StoreClient rank1("127.0.0.1", port, creds, 1, 4, Deadline(10));
   std::thread waiter([&] { EXPECT_EQ(get_or_error(rank1, "later"), std::vector<uint8_t>{7}); });
@@ -848,10 +851,7 @@ TEST(Bootstrap, StoreTellsOnlyOfRanksThatLeaveBeforeTheyAreReady) {
 // A connection of another world size, or one that is not a store client,
 // passes the handshake (same job and secret) but is dropped, and the store
 // goes on serving the ranks it took.
-TEST(Bootstrap, StoreDropsConnectionsOfAnotherWorldOrRole) {
-  const Credentials creds{{1, 2, 3, 4}, {}};
-  auto [listener, port] = listen_tcp("127.0.0.1", 0);
-  StoreServer server(std::move(listener), creds, 30.0);
+TEST_F(StoreOnLoopback, StoreDropsConnectionsOfAnotherWorldOrRole) {
   StoreClient rank0("127.0.0.1", port, creds, 0, 2, Deadline(10));
   StoreClient other_world("127.0.0.1", port, creds, 1, 3, Deadline(10));
   expect_error([&] { other_world.get("key"); }, StatusCode::kUnavailable,
@@ -952,10 +952,7 @@ TEST(Bootstrap, StoreClientErrorsSayWhetherRankZeroMayBeGoneOrTimeRanOut) {
 
 // With nothing from the store, a watch waits out its grace and no longer,
 // and the connection is the caller's again.
-TEST(Bootstrap, ALostPeerWatchStopsAfterItsGraceWhenTheStoreIsSilent) {
-  const Credentials creds{{1, 2, 3, 4}, {}};
-  auto [listener, port] = listen_tcp("127.0.0.1", 0);
-  StoreServer server(std::move(listener), creds, 30.0);
+TEST_F(StoreOnLoopback, ALostPeerWatchStopsAfterItsGraceWhenTheStoreIsSilent) {
   StoreClient rank0("127.0.0.1", port, creds, 0, 2, Deadline(10));
   LostPeerWatch watch(rank0);
   const auto start = std::chrono::steady_clock::now();

@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <numeric>
+
 #include "test_runtime.hpp"
 
 namespace polychip {
@@ -230,6 +232,71 @@ TEST_F(DispatcherTest, HostFallbackRunsOnCpuAndIsCounted) {
   EXPECT_EQ(counts[0].device_type, "testplug.v1");
   EXPECT_EQ(counts[0].op, "neg");
   EXPECT_EQ(counts[0].calls, 3u);
+}
+
+// neg for any f32 strides, remembering the memory handles it was given.
+std::vector<polychip_memory*> g_neg_memories;
+polychip_status strided_neg(const polychip_kernel_args* a) {
+  g_neg_memories = {a->tensors[0].memory, a->tensors[1].memory};
+  float *x = host_data(a, 0), *y = host_data(a, 1);
+  const polychip_tensor& t = a->tensors[0];
+  const polychip_tensor& u = a->tensors[1];
+  for (int64_t i = 0; i < t.shape[0]; ++i)
+    for (int64_t j = 0; j < t.shape[1]; ++j)
+      y[i * u.strides[0] + j * u.strides[1]] = -x[i * t.strides[0] + j * t.strides[1]];
+  return POLYCHIP_OK;
+}
+
+// The fallback copies to cpu buffers exactly the bytes each view touches (a
+// strided view ending at its buffer's last byte; two views of one buffer
+// staged once, whichever comes first), hands the kernel only cpu memory, and
+// copies the outputs back.
+TEST_F(DispatcherTest, HostFallbackStagesExactlyTheBytesTheViewsTouch) {
+  disp.patch("cpu.host", "neg", std::nullopt, strided_neg, "strided cpu kernel for the test");
+  disp.set_host_fallback(true);
+  Stream s(plug);
+  std::vector<float> values(8);
+  std::iota(values.begin(), values.end(), 1.0f);  // 1..8
+
+  // x: elements 1, 3, 5, 7 of an 8-float buffer, as [[1, 3], [5, 7]].
+  Buffer a(plug, 8 * sizeof(float));
+  a.copy_from_host(values.data(), a.size());
+  Buffer b(plug, 4 * sizeof(float));
+  TensorView x(a, DType::kF32, {2, 2}, {4, 2}, sizeof(float));
+  TensorView y(b, DType::kF32, {2, 2}, {2, 1});
+  disp.call("neg", {x, y}, attrs, s);
+  s.synchronize();
+  std::vector<float> out(4);
+  b.copy_to_host(out.data(), b.size());
+  EXPECT_EQ(out, (std::vector<float>{-2, -4, -6, -8}));
+  for (polychip_memory* m : g_neg_memories) {
+    EXPECT_NE(m, a.handle());
+    EXPECT_NE(m, b.handle());
+  }
+  EXPECT_NE(g_neg_memories[0], g_neg_memories[1]);
+
+  // One buffer, x in its upper half and y in its lower half, then the reverse.
+  for (bool x_above : {true, false}) {
+    a.copy_from_host(values.data(), a.size());
+    const uint64_t half = 4 * sizeof(float);
+    TensorView upper(a, DType::kF32, {2, 2}, {2, 1}, half), lower(a, DType::kF32, {2, 2}, {2, 1});
+    disp.call("neg", {x_above ? upper : lower, x_above ? lower : upper}, attrs, s);
+    s.synchronize();
+    std::vector<float> all(8);
+    a.copy_to_host(all.data(), a.size());
+    EXPECT_EQ(all, x_above ? (std::vector<float>{-5, -6, -7, -8, 5, 6, 7, 8})
+                           : (std::vector<float>{1, 2, 3, 4, -1, -2, -3, -4}))
+        << x_above;
+    EXPECT_EQ(g_neg_memories[0], g_neg_memories[1]) << "staged twice";
+    EXPECT_NE(g_neg_memories[0], a.handle());
+  }
+}
+
+TEST_F(DispatcherTest, AFailingKernelInTheHostFallbackNamesTheOpAndTheDevice) {
+  disp.patch("cpu.host", "neg", std::nullopt, failing_kernel, "failing cpu kernel");
+  disp.set_host_fallback(true);
+  testing::expect_error(StatusCode::kDataCorruption, "neg (host fallback for testplug.v1)",
+                        [&] { run_neg(plug, {1}); });
 }
 
 polychip_status count_hook(const polychip_hook_args* a) {

@@ -98,7 +98,18 @@ static polychip_status memory_host_pointer(polychip_memory_host_pointer_args* a)
   return POLYCHIP_OK;
 }
 
+/* Whether [offset, offset + size) lies inside m, as a real adapter checks. */
+static int in_range(const polychip_memory* m, uint64_t offset, uint64_t size) {
+  const uint64_t capacity = ((const memory*)m)->size;
+  return offset <= capacity && size <= capacity - offset;
+}
+
 static polychip_status copy(polychip_copy_args* a) {
+  if ((a->kind != POLYCHIP_COPY_HOST_TO_DEVICE &&
+       !in_range(a->src_memory, a->src_offset, a->size_bytes)) ||
+      (a->kind != POLYCHIP_COPY_DEVICE_TO_HOST &&
+       !in_range(a->dst_memory, a->dst_offset, a->size_bytes)))
+    return fail(POLYCHIP_INVALID_ARGUMENT, "copy outside the memory");
   const char* src = a->kind == POLYCHIP_COPY_HOST_TO_DEVICE
                         ? (const char*)a->src_host
                         : (const char*)((memory*)a->src_memory)->data + a->src_offset;
