@@ -936,13 +936,13 @@ TEST(Bootstrap, StoreClientErrorsSayWhetherRankZeroMayBeGoneOrTimeRanOut) {
     StoreServer server(Fd(::dup(listener.get())), good, 30.0);
     expect_error([&, port = port] { StoreClient("127.0.0.1", port, bad, 1, 2, Deadline(10)); },
                  StatusCode::kFailedPrecondition, "; or rank 0, which serves the store, is gone");
-    StoreClient rank0("127.0.0.1", port, good, 0, 2, Deadline(0.3));
+    StoreClient rank0("127.0.0.1", port, good, 0, 2, Deadline(1.0));
     expect_error([&] { rank0.get("never"); }, StatusCode::kDeadlineExceeded,
                  "rendezvous store, waiting for key 'never'");
   }
   // Nobody accepts any more (the listener is open): the handshake times out.
   try {
-    StoreClient("127.0.0.1", port, good, 1, 2, Deadline(0.3));
+    StoreClient("127.0.0.1", port, good, 1, 2, Deadline(1.0));
     ADD_FAILURE() << "a handshake nobody answered passed";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kDeadlineExceeded) << e.what();
