@@ -38,7 +38,9 @@ TEST_F(HostElementTest, ToVectorOfTheWrongTypeNamesBothDTypes) {
   Tensor f32(cpu, DType::kF32, {8});
   expect_invalid([&] { f32.to_vector<double>(); },
                  {"the tensor is f32", "double holds f64", "use float"});
-  expect_invalid([&] { f32.to_vector<int32_t>(); }, {"int32_t holds i32"});
+  expect_invalid([&] { f32.to_vector<int32_t>(); }, {"int32_t holds i32 elements (use float)"});
+  bool flags[8];
+  expect_invalid([&] { f32.copy_to_host(flags); }, {"bool holds bool elements (use float)"});
   Tensor bf16(cpu, DType::kBF16, {3});
   expect_invalid([&] { bf16.to_vector<uint8_t>(); },
                  {"the tensor is bf16", "uint8_t holds f8e4m3/f8e5m2/u8/bool", "use uint16_t"});
