@@ -42,18 +42,22 @@ WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) 
     std::string where = fmt::format("waivers[{}]", k++);
     if (!e.is_object()) bad(list.origin_, where + " must be an object");
     Waiver w;
-    for (auto [key, field] :
-         {std::pair{"adapter", &w.adapter}, std::pair{"op", &w.op}, std::pair{"dtype", &w.dtype},
-          std::pair{"kind", &w.kind}, std::pair{"reason", &w.reason}}) {
-      if (!e.contains(key) || !e[key].is_string() || e[key].get<std::string>().empty())
-        bad(list.origin_, fmt::format("{}.{} must be a non-empty string", where, key));
-      *field = e[key].get<std::string>();
-    }
-    for (auto [key, field] :
-         {std::pair{"reference", &w.reference}, std::pair{"case", &w.case_pattern}}) {
-      if (!e.contains(key)) continue;
-      if (!e[key].is_string()) bad(list.origin_, fmt::format("{}.{} must be a string", where, key));
-      *field = e[key].get<std::string>();
+    struct Field {
+      const char* key;
+      std::string* value;
+      bool required;  // and then non-empty; an optional one may be absent or empty
+    };
+    for (auto [key, value, required] :
+         {Field{"adapter", &w.adapter, true}, Field{"op", &w.op, true},
+          Field{"dtype", &w.dtype, true}, Field{"kind", &w.kind, true},
+          Field{"reason", &w.reason, true}, Field{"reference", &w.reference, false},
+          Field{"case", &w.case_pattern, false}}) {
+      if (!required && !e.contains(key)) continue;
+      if (!e.contains(key) || !e[key].is_string() ||
+          (required && e[key].get_ref<const std::string&>().empty()))
+        bad(list.origin_,
+            fmt::format("{}.{} must be a {}string", where, key, required ? "non-empty " : ""));
+      *value = e[key].get<std::string>();
     }
     if (w.kind != "waiver" && w.kind != "expected_failure")
       bad(list.origin_,
