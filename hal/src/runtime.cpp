@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -26,9 +25,17 @@ std::string join(const std::vector<std::string>& items) {
 
 // A plugin file: "name.so" or a versioned "name.so.1", "name.so.1.2"; not a
 // README, nor a backup such as "name.so.bak" (dlopen would refuse it, noisily).
-bool is_shared_library_name(const std::string& file_name) {
-  static const std::regex kLibraryName(R"(.+\.so(\.[0-9]+)*)");
-  return std::regex_match(file_name, kLibraryName);
+bool is_shared_library_name(std::string_view file_name) {
+  for (;;) {  // drop ".<digits>" parts from the end until ".so" or something else
+    const size_t dot = file_name.rfind('.');
+    if (dot == std::string_view::npos) return false;
+    const std::string_view tail = file_name.substr(dot + 1);
+    if (tail == "so") return dot > 0;
+    if (tail.empty() ||
+        !std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return false;
+    file_name.remove_suffix(tail.size() + 1);
+  }
 }
 
 DeviceProperties read_properties(const polychip_adapter_api* api, int index) {
