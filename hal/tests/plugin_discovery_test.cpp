@@ -111,16 +111,20 @@ const AdapterInfo* adapter_named(const Runtime& rt, const std::string& name) {
   return nullptr;
 }
 
-// What a real plugin folder also holds: a versioned library name, adapters
-// without devices, a README and a backup copy of a library.
+// What a real plugin folder also holds: versioned library names, adapters
+// without devices, a README, a backup copy of a library and other names that
+// are not "name.so[.N...]" (".so", "x.so.", "x.so.1a", "x.so..1").
 TEST(PluginDiscoveryTest, AFolderOfVersionedNamesDevicelessAdaptersAndStrayFiles) {
   auto o = testing::cpu_only_options();
   o.adapter_path = {std::string(POLYCHIP_TEST_PLUGIN_DIR) + "/adapters_edge"};
   Runtime rt(o);
   std::vector<std::string> names;
   for (const auto& a : rt.adapters()) names.push_back(a.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"cpu", "testedge", "testnodev", "testnodevsilent"}));
-  // Neither the README nor libtestedge.so.1.bak is loaded or refused.
+  // In file-name order: libtestedge.so.1, libtestnodevsilent.so.1.2,
+  // libtestplug_no_devices.so.
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu", "testedge", "testnodevsilent", "testnodev"}));
+  // libtestnodevsilent.so.1.2 is loaded; the stray files are neither loaded
+  // nor refused (dlopen would refuse them, noisily).
   EXPECT_TRUE(rt.refused_adapters().empty()) << rt.refused_adapters()[0].origin;
 
   // Device strings that fill their fields without a NUL keep size - 1 bytes.
