@@ -915,8 +915,10 @@ TEST(Bootstrap, AStoreStoppedWithNoRankLostEndsAtOnce) {
   rank1.set("key", {1});
   const auto start = std::chrono::steady_clock::now();
   server.reset();
+  // A store that lingered would take the whole drain; a stop that does not
+  // gets most of it as slack for a loaded machine.
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-            kLostNoticeDrainSeconds / 2);
+            0.9 * kLostNoticeDrainSeconds);
 }
 
 // A store that hangs up during the handshake, or refuses our secret, is most
