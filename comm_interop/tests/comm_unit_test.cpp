@@ -1019,8 +1019,10 @@ TEST(Bootstrap, DerivedStorePortAvoidsTheEphemeralRange) {
 }
 
 // Rank 0 takes the store socket the local launcher hands it only when it is
-// a TCP socket listening on MASTER_PORT.
-TEST(Bootstrap, InheritedStoreSocketIsCheckedBeforeUse) {
+// a TCP socket listening on MASTER_PORT. A process takes it once (its first
+// communicator), so the checks run in a fresh process of this test binary:
+// in this one, an earlier test or --gtest_repeat may have taken it already.
+void check_inherited_store_socket() {
   auto [listener, port] = listen_tcp("127.0.0.1", 0);
   auto [other, other_port] = listen_tcp("127.0.0.1", 0);
   int pipe_ends[2];
@@ -1055,6 +1057,16 @@ TEST(Bootstrap, InheritedStoreSocketIsCheckedBeforeUse) {
   Communicator c(launch, CommConfig{});
   (void)listener.release();  // the communicator owns it now
   EXPECT_EQ(c.size(), 1);
+}
+
+TEST(Bootstrap, InheritedStoreSocketIsCheckedBeforeUse) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // re-executes this binary: a fresh process
+  EXPECT_EXIT(
+      {
+        check_inherited_store_socket();
+        std::exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(Bootstrap, UniqueIdRejectsGarbage) {
