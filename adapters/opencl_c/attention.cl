@@ -13,8 +13,8 @@ inline WACC pc_dot(__global const TS* p, long pb, __global const TS* q, long qb,
 }
 
 __kernel void pc_attention_kernel(long rows, long s_len, long d, ACC scale, int causal,
-                                  __global const TS* q, __global const TS* k,
-                                  __global const TS* v, __global TS* o, __global float* lse) {
+                                  __global const TS* q, __global const TS* k, __global const TS* v,
+                                  __global TS* o, __global float* lse) {
   long row = get_global_id(0);  // (b, h, i) flattened
   if (row >= rows) return;
   long i = row % s_len;
@@ -40,11 +40,11 @@ __kernel void pc_attention_kernel(long rows, long s_len, long d, ACC scale, int 
 }
 
 // dq_i = scale sum_j p_ij (do_i . v_j - do_i . o_i) k_j
-__kernel void pc_attention_backward_dq_kernel(long rows, long s_len, long d, ACC scale,
-                                              int causal, __global const TS* d_o,
-                                              __global const TS* q, __global const TS* k,
-                                              __global const TS* v, __global const TS* o,
-                                              __global const float* lse, __global TS* dq) {
+__kernel void pc_attention_backward_dq_kernel(long rows, long s_len, long d, ACC scale, int causal,
+                                              __global const TS* d_o, __global const TS* q,
+                                              __global const TS* k, __global const TS* v,
+                                              __global const TS* o, __global const float* lse,
+                                              __global TS* dq) {
   long row = get_global_id(0);
   if (row >= rows) return;
   long i = row % s_len;

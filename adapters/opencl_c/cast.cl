@@ -60,25 +60,42 @@ inline double pc_decode_format(uint bits, int man, int bias, int total_bits, int
 
 inline double pc_load_any(__global const uchar* p, long i, int dtype) {
   switch (dtype) {
-    case 1: return ((__global const double*)p)[i];
-    case 2: return (double)((__global const float*)p)[i];
-    case 3: return (double)vload_half(i, (__global const half*)p);
-    case 4: return (double)pc_bf16_to_f32(((__global const ushort*)p)[i]);
-    case 5: return pc_decode_format(p[i], 3, 7, 8, 0);
-    default: return pc_decode_format(p[i], 2, 15, 8, 1);
+    case 1:
+      return ((__global const double*)p)[i];
+    case 2:
+      return (double)((__global const float*)p)[i];
+    case 3:
+      return (double)vload_half(i, (__global const half*)p);
+    case 4:
+      return (double)pc_bf16_to_f32(((__global const ushort*)p)[i]);
+    case 5:
+      return pc_decode_format(p[i], 3, 7, 8, 0);
+    default:
+      return pc_decode_format(p[i], 2, 15, 8, 1);
   }
 }
 
 inline void pc_store_any(__global uchar* p, long i, int dtype, double v) {
   switch (dtype) {
-    case 1: ((__global double*)p)[i] = v; break;
-    case 2: ((__global float*)p)[i] = (float)v; break;
-    case 3: ((__global ushort*)p)[i] = (ushort)pc_round_to_format(v, 10, 15, 16, 1, 65504.0); break;
-    case 4:
-      ((__global ushort*)p)[i] = (ushort)pc_round_to_format(v, 7, 127, 16, 1, 3.3895313892515355e38);
+    case 1:
+      ((__global double*)p)[i] = v;
       break;
-    case 5: p[i] = (uchar)pc_round_to_format(v, 3, 7, 8, 0, 448.0); break;
-    default: p[i] = (uchar)pc_round_to_format(v, 2, 15, 8, 1, 57344.0); break;
+    case 2:
+      ((__global float*)p)[i] = (float)v;
+      break;
+    case 3:
+      ((__global ushort*)p)[i] = (ushort)pc_round_to_format(v, 10, 15, 16, 1, 65504.0);
+      break;
+    case 4:
+      ((__global ushort*)p)[i] =
+          (ushort)pc_round_to_format(v, 7, 127, 16, 1, 3.3895313892515355e38);
+      break;
+    case 5:
+      p[i] = (uchar)pc_round_to_format(v, 3, 7, 8, 0, 448.0);
+      break;
+    default:
+      p[i] = (uchar)pc_round_to_format(v, 2, 15, 8, 1, 57344.0);
+      break;
   }
 }
 

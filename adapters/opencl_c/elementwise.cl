@@ -31,22 +31,32 @@ inline ACC pc_unary(int op, ACC x) {
   if ((op == PC_GELU_ERF || op == PC_GELU_TANH || op == PC_SILU) && isinf(x) && x < 0)
     return -(ACC)0;
   switch (op) {
-    case PC_NEG: return -x;
-    case PC_EXP: return exp(x);
-    case PC_LOG: return log(x);
-    case PC_SQRT: return sqrt(x);
-    case PC_RSQRT: return rsqrt(x);
-    case PC_TANH: return tanh(x);
-    case PC_SIGMOID: return pc_sigmoid(x);
-    case PC_RELU: return isnan(x) ? x : (x > (ACC)0 ? x : (ACC)0);
+    case PC_NEG:
+      return -x;
+    case PC_EXP:
+      return exp(x);
+    case PC_LOG:
+      return log(x);
+    case PC_SQRT:
+      return sqrt(x);
+    case PC_RSQRT:
+      return rsqrt(x);
+    case PC_TANH:
+      return tanh(x);
+    case PC_SIGMOID:
+      return pc_sigmoid(x);
+    case PC_RELU:
+      return isnan(x) ? x : (x > (ACC)0 ? x : (ACC)0);
     // erfc keeps the relative accuracy for negative x, where 1 + erf cancels.
-    case PC_GELU_ERF: return PC_LIT(0.5) * x * erfc(-x * PC_LIT(0.7071067811865476));
+    case PC_GELU_ERF:
+      return PC_LIT(0.5) * x * erfc(-x * PC_LIT(0.7071067811865476));
     // 0.5 x (1 + tanh u) == x sigmoid(2u), without the cancellation.
     case PC_GELU_TANH: {
       ACC u = (ACC)PC_GELU_K * (x + (ACC)PC_GELU_C * x * x * x);
       return x * pc_sigmoid((ACC)2 * u);
     }
-    case PC_SILU: return x * pc_sigmoid(x);
+    case PC_SILU:
+      return x * pc_sigmoid(x);
   }
   return x;
 }
@@ -62,7 +72,8 @@ inline ACC pc_unary(int op, ACC x) {
 inline ACC pc_unary_backward(int op, ACC dy, ACC x) {
   switch (op) {
     // A select, as torch does: Inf or NaN gradients where x <= 0 give 0.
-    case PC_RELU_BW: return x > (ACC)0 ? dy : (ACC)0;
+    case PC_RELU_BW:
+      return x > (ACC)0 ? dy : (ACC)0;
     case PC_GELU_ERF_BW: {
       ACC cdf = PC_LIT(0.5) * erfc(-x * PC_LIT(0.7071067811865476));
       ACC pdf = exp(-PC_LIT(0.5) * x * x) * PC_LIT(0.3989422804014327);
@@ -120,24 +131,32 @@ __kernel void pc_binary_kernel(pc_layout l, int op, __global const TS* a, __glob
   ACC y = LD(b, pc_offset(&l, 1, i));
   ACC r;
   switch (op) {
-    case PC_ADD: r = x + y; break;
-    case PC_SUB: r = x - y; break;
-    case PC_MUL: r = x * y; break;
-    default: r = x / y; break;
+    case PC_ADD:
+      r = x + y;
+      break;
+    case PC_SUB:
+      r = x - y;
+      break;
+    case PC_MUL:
+      r = x * y;
+      break;
+    default:
+      r = x / y;
+      break;
   }
   ST(out, pc_offset(&l, 2, i), r);
 }
 
 // fill and copy move raw bits, so they are exact for every dtype (f16 has
 // no arithmetic type here); the host passes fill's value already rounded.
-#define PC_RAW_KERNELS(U, SUFFIX)                                                       \
-  __kernel void pc_fill_##SUFFIX(pc_layout l, __global U* out, U bits) {                \
-    long i = get_global_id(0);                                                          \
-    if (i < l.numel) out[pc_offset(&l, 0, i)] = bits;                                   \
-  }                                                                                     \
-  __kernel void pc_copy_##SUFFIX(pc_layout l, __global const U* x, __global U* y) {     \
-    long i = get_global_id(0);                                                          \
-    if (i < l.numel) y[pc_offset(&l, 1, i)] = x[pc_offset(&l, 0, i)];                   \
+#define PC_RAW_KERNELS(U, SUFFIX)                                                   \
+  __kernel void pc_fill_##SUFFIX(pc_layout l, __global U* out, U bits) {            \
+    long i = get_global_id(0);                                                      \
+    if (i < l.numel) out[pc_offset(&l, 0, i)] = bits;                               \
+  }                                                                                 \
+  __kernel void pc_copy_##SUFFIX(pc_layout l, __global const U* x, __global U* y) { \
+    long i = get_global_id(0);                                                      \
+    if (i < l.numel) y[pc_offset(&l, 1, i)] = x[pc_offset(&l, 0, i)];               \
   }
 PC_RAW_KERNELS(ushort, u16)
 PC_RAW_KERNELS(uint, u32)
@@ -145,8 +164,8 @@ PC_RAW_KERNELS(ulong, u64)
 
 // adamw over contiguous [N] tensors; param, m, v and their outputs are f32,
 // grad is T. The step is computed in WACC (double where the device has it;
-// the scalars arrive in WACC too) and each output rounded once to f32. Outputs may be the inputs (each
-// element is read before it is written).
+// the scalars arrive in WACC too) and each output rounded once to f32. Outputs may be the inputs
+// (each element is read before it is written).
 __kernel void pc_adamw_kernel(long n, __global const float* param, __global const TS* grad,
                               __global const float* m, __global const float* v,
                               __global float* param_out, __global float* m_out,

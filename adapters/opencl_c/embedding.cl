@@ -6,8 +6,8 @@ inline long pc_load_id(__global const int* p, long i, int is_64) {
 }
 
 // One work-item per output element out[n, j].
-__kernel void pc_embedding_kernel(long n, long v, long d, __global const int* ids,
-                                  int index_is_64, __global const TS* weight, __global TS* out,
+__kernel void pc_embedding_kernel(long n, long v, long d, __global const int* ids, int index_is_64,
+                                  __global const TS* weight, __global TS* out,
                                   __global int* bad_row) {
   long gid = get_global_id(0);
   if (gid >= n * d) return;

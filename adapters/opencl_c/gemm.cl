@@ -4,9 +4,9 @@
 // each output is rounded once.
 
 #define PC_A_AT(base, row, col) \
-  (trans_a ? LD(a, (base) + (col) * m + (row)) : LD(a, (base) + (row) * k + (col)))
+  (trans_a ? LD(a, (base) + (col)*m + (row)) : LD(a, (base) + (row)*k + (col)))
 #define PC_B_AT(base, row, col) \
-  (trans_b ? LD(b, (base) + (col) * k + (row)) : LD(b, (base) + (row) * n + (col)))
+  (trans_b ? LD(b, (base) + (col)*k + (row)) : LD(b, (base) + (row)*n + (col)))
 
 inline void pc_gemm_store(__global const TS* c, __global TS* y, long idx_c, long idx_y, ACC acc,
                           ACC alpha, ACC beta) {
@@ -48,8 +48,8 @@ typedef float8 PC_ACC8;
 
 __kernel __attribute__((reqd_work_group_size(PC_WG, PC_WG, 1))) void pc_gemm_tiled(
     long m, long n, long k, int trans_a, int trans_b, ACC alpha, ACC beta, __global const TS* a,
-    long a_off, __global const TS* b, long b_off, __global const TS* c, long c_off,
-    __global TS* y, long y_off) {
+    long a_off, __global const TS* b, long b_off, __global const TS* c, long c_off, __global TS* y,
+    long y_off) {
   __local ACC as[PC_TK][PC_TILE];
   __local ACC bs[PC_TK][PC_TILE];
   const int lx = get_local_id(0), ly = get_local_id(1);

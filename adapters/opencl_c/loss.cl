@@ -36,8 +36,8 @@ __kernel void pc_cross_entropy_kernel(long n, long c, __global const TS* logits,
 
 __kernel void pc_cross_entropy_backward_kernel(long n, long c, __global const TS* logits,
                                                __global const int* targets, int index_is_64,
-                                               __global const float* dloss,
-                                               __global TS* dlogits, __global int* bad_row) {
+                                               __global const float* dloss, __global TS* dlogits,
+                                               __global int* bad_row) {
   long r = get_global_id(0);
   if (r >= n) return;
   long t = pc_load_index(targets, r, index_is_64);

@@ -3,9 +3,8 @@
 // column, summing rows in order, so results are deterministic).
 
 __kernel void pc_layernorm_kernel(long n, long d, ACC eps, __global const TS* x,
-                                  __global const TS* gamma, __global const TS* beta,
-                                  __global TS* y, __global float* mean_out,
-                                  __global float* rstd_out) {
+                                  __global const TS* gamma, __global const TS* beta, __global TS* y,
+                                  __global float* mean_out, __global float* rstd_out) {
   long r = get_global_id(0);
   if (r >= n) return;
   long base = r * d;
@@ -52,10 +51,9 @@ __kernel void pc_layernorm_backward_dx_kernel(long n, long d, __global const TS*
 }
 
 __kernel void pc_layernorm_backward_params_kernel(long n, long d, __global const TS* dy,
-                                                  __global const TS* x,
-                                                  __global const float* mean,
-                                                  __global const float* rstd,
-                                                  __global TS* dgamma, __global TS* dbeta) {
+                                                  __global const TS* x, __global const float* mean,
+                                                  __global const float* rstd, __global TS* dgamma,
+                                                  __global TS* dbeta) {
   long j = get_global_id(0);
   if (j >= d) return;
   WACC sgm = 0, sb = 0;
@@ -104,8 +102,7 @@ __kernel void pc_rmsnorm_backward_dx_kernel(long n, long d, __global const TS* d
 }
 
 __kernel void pc_rmsnorm_backward_dgamma_kernel(long n, long d, __global const TS* dy,
-                                                __global const TS* x,
-                                                __global const float* rstd,
+                                                __global const TS* x, __global const float* rstd,
                                                 __global TS* dgamma) {
   long j = get_global_id(0);
   if (j >= d) return;

@@ -1,7 +1,7 @@
 // Softmax family over contiguous tensors viewed as [outer, len, inner]
 // (len = the softmax axis): one work-item per (outer, inner) row.
 
-#define PC_ROW_INDEX(k) (base + (k) * inner)
+#define PC_ROW_INDEX(k) (base + (k)*inner)
 
 inline long pc_row_base(long row, long len, long inner) {
   long o = row / inner;

@@ -1,8 +1,7 @@
 #!/bin/bash
-# Fails listing every tracked C/C++/CUDA source that clang-format 14 (Debian
-# 12's, with the repository's .clang-format) would change; other versions
-# format some constructs differently. Fix with: clang-format-14 -i FILE.
-# The OpenCL kernels (*.cl) are left out: clang-format reads them as C++.
+# Fails listing every tracked C/C++/CUDA/OpenCL C source that clang-format 14
+# (Debian 12's, with the repository's .clang-format files) would change; other
+# versions format some constructs differently. Fix with: clang-format-14 -i FILE.
 set -euo pipefail
 repo=${1:-$(dirname "$0")/../..}
 clang_format=${CLANG_FORMAT:-clang-format-14}
@@ -15,7 +14,7 @@ if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   echo "check_format: $repo is not a git checkout; nothing to check" >&2
   exit 0
 fi
-report=$(git ls-files -z '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh' |
+report=$(git ls-files -z '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.cl' |
   xargs -0 "$clang_format" --dry-run 2>&1)
 unformatted=$(sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' \
   <<<"$report" | sort -u)

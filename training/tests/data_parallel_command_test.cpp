@@ -19,29 +19,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_test_fixture.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using polychip::training::testing::slurp;
 
-class DataParallelCommand : public ::testing::Test {
+// The scratch folder of CliTest; the rank processes are started and
+// waited for here (run() would wait without a timeout).
+class DataParallelCommand : public polychip::training::testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("polychip_dp_cmd_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
   // Starts `polychip train ARGS` with stdout/stderr in files; returns its pid.
   pid_t start(const std::vector<std::string>& args) {
     const pid_t pid = ::fork();
@@ -80,7 +69,6 @@ class DataParallelCommand : public ::testing::Test {
     for (const auto& row : state["history"]) out.push_back(row[column].get<double>());
     return out;
   }
-  fs::path dir_;
 };
 
 // The cross-vendor tier: |a - b| <= 1e-3 + 1e-2 |ref| at every step, at

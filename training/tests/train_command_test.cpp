@@ -27,7 +27,6 @@ class TrainCommand : public polychip::training::testing::CliTest {
   nlohmann::json history(const std::string& run) {
     return nlohmann::json::parse(slurp(dir_ / run / "training_state.json"))["history"];
   }
-  fs::path dir_;
 };
 
 TEST_F(TrainCommand, PrintsAProgressLinePerStepAndWritesTheRunDirectory) {
