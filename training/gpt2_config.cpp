@@ -1,5 +1,6 @@
 #include "gpt2_config.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "polychip/error.hpp"
@@ -50,8 +51,9 @@ void validate(const TrainConfig& c) {
   if (c.batch_size < 1) fail("batch_size must be >= 1");
   if (c.seq_len < 1 || c.seq_len > m.max_seq_len) fail("seq_len must be in [1, max_seq_len]");
   if (c.corpus_tokens < c.seq_len + 1) fail("corpus_tokens must exceed seq_len");
-  if (!(c.learning_rate >= 0) || !(c.grad_clip >= 0) || !(c.weight_decay >= 0))
-    fail("learning_rate, grad_clip and weight_decay must be >= 0");
+  for (const double v : {c.learning_rate, c.grad_clip, c.weight_decay})
+    if (!(std::isfinite(v) && v >= 0))
+      fail("learning_rate, grad_clip and weight_decay must be finite and >= 0");
   if (c.precision != "fp32" && c.precision != "bf16")
     fail("precision must be fp32 or bf16, got '" + c.precision + "'");
 }

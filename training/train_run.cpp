@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "polychip/comm/bootstrap.hpp"
 #include "polychip/comm/communicator.hpp"
 #include "polychip/comm/local_launcher.hpp"
+#include "polychip/comm/rank_devices.hpp"
 #include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
@@ -30,6 +32,25 @@ TrainConfig checked_config(const TrainRunOptions& options) {
   if (options.steps < 1) throw Error(StatusCode::kInvalidArgument, "--steps must be >= 1");
   if (options.out_dir.empty()) throw Error(StatusCode::kInvalidArgument, "--out is required");
   if (options.np && *options.np < 1) throw Error(StatusCode::kInvalidArgument, "--np must be >= 1");
+  if (options.checkpoint_every < 0)
+    throw Error(StatusCode::kInvalidArgument, "--checkpoint-every must be >= 0");
+  if (options.dp_weights != "check" && options.dp_weights != "sync")
+    throw Error(StatusCode::kInvalidArgument,
+                "--dp-weights must be check or sync, got '" + options.dp_weights + "'");
+  // Refused now, not after the run: the folders the run will write into
+  // (a resumed run's is there, or --resume says what is missing).
+  std::error_code ec;
+  if (!options.resume) std::filesystem::create_directories(options.out_dir, ec);
+  if (ec)
+    throw Error(StatusCode::kInvalidArgument,
+                "--out '" + options.out_dir + "': cannot create the folder: " + ec.message());
+  if (!options.record_reference.empty()) {
+    const std::filesystem::path folder =
+        std::filesystem::path(options.record_reference).parent_path();
+    if (!std::filesystem::is_directory(folder.empty() ? "." : folder))
+      throw Error(StatusCode::kInvalidArgument, "--record-reference '" + options.record_reference +
+                                                    "': no folder '" + folder.string() + "'");
+  }
   if (!options.record_reference.empty() &&
       (options.resume || options.learning_rate || options.seed))
     throw Error(StatusCode::kInvalidArgument,
@@ -38,16 +59,8 @@ TrainConfig checked_config(const TrainRunOptions& options) {
   return config;
 }
 
-// "cpu,sim.faithful,opencl" -> its entries; rank r uses entry r % size.
 std::vector<std::string> device_specs(const std::string& list) {
-  std::vector<std::string> specs;
-  std::istringstream in(list);
-  for (std::string spec; std::getline(in, spec, ',');) {
-    if (spec.empty()) throw Error(StatusCode::kInvalidArgument, "--adapter: an empty entry");
-    specs.push_back(spec);
-  }
-  if (specs.empty()) throw Error(StatusCode::kInvalidArgument, "--adapter is empty");
-  return specs;
+  return comm::rank_device_list(list, "--adapter");
 }
 
 // A reference trace is one device's run (reference_trace.hpp).

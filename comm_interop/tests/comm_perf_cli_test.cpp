@@ -55,6 +55,37 @@ TEST(CommPerfCli, UnknownDeviceIsNamedOnceWithinSeconds) {
   EXPECT_EQ(occurrences(o.output, "nosuch"), 1u) << o.output;
 }
 
+// Refused with exit code 2 before any rank starts. Each used to do worse:
+// empty --devices entries left a rank none to take (SIGFPE) or shifted ranks
+// onto other devices, "-8" wrapped to a size near 2^64, a size that is not
+// whole elements ran as fewer bytes, and a bad unit was an internal error.
+TEST(CommPerfCli, MalformedSizesAndDeviceListsAreUsageErrors) {
+  const struct {
+    const char* args;
+    const char* message;
+  } refused[] = {
+      {"--devices ,,", "--devices: an empty entry"},
+      {"--devices cpu,,cpu", "--devices: an empty entry"},
+      {"--devices ''", "--devices: is empty"},
+      {"-b -8", "--min-bytes: '-8' is not a size"},
+      {"-b ' 8'", "--min-bytes: ' 8' is not a size"},
+      {"-e 99999999999999999999", "--max-bytes: '99999999999999999999' is too large"},
+      {"-e 17179869184G", "--max-bytes: '17179869184G' is too large"},
+      {"-b 8X", "--min-bytes: unknown unit 'X' in '8X' (K, M, G)"},
+      {"--sizes 8,3", "--sizes: 3 is not a multiple of f32's 4 bytes"},
+      {"--sizes 8,,16", "--sizes: '' is not a size"},
+      {"-J ''", "--json: is empty"},
+  };
+  for (const auto& c : refused) {
+    Outcome o = polychip(std::string("--np 2 ") + c.args);
+    EXPECT_EQ(o.code, 2) << c.args << "\n" << o.output;
+    EXPECT_EQ(occurrences(o.output, c.message), 1u) << c.args << "\n" << o.output;
+  }
+  // 16G parses; only its order against --max-bytes is refused.
+  EXPECT_NE(polychip("--np 2 -b 16G -e 8").output.find("--min-bytes is larger than --max-bytes"),
+            std::string::npos);
+}
+
 TEST(CommPerfCli, RootOutsideTheRanksIsReportedOnceWithoutATable) {
   Outcome o = polychip("-c broadcast -r 5 --np 2 -b 8 -e 8");
   EXPECT_EQ(o.code, 2) << o.output;

@@ -351,6 +351,16 @@ TEST_F(CertifyTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   r = certify(fmt::format("certify --adapters cpu --timeout 0 --out '{}'", out_dir("e")));
   EXPECT_EQ(r.exit_code, 2) << r.err;
+  // An empty value is refused, not read as "the default" (an empty --case
+  // ran the whole level).
+  for (const char* option : {"--case", "--profile", "--tolerances", "--waivers", "--reference"}) {
+    r = certify(fmt::format("certify --adapters cpu {} '' --out '{}'", option, out_dir("f")));
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string(option) + ": is empty"), std::string::npos) << r.err;
+  }
+  r = certify("certify --adapters cpu --out ''");
+  EXPECT_NE(r.err.find("--out: is empty"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "f"));
 }
 
 // The comm suite: one rank per --adapters entry, every collective and dtype,

@@ -36,19 +36,24 @@ const bool certify_registered = polychip::cli::register_command(
           ->delimiter(',');
       sub.add_option("--profile", o->profile,
                      "certification profile: the op x dtype pairs a device must support "
-                     "(conformance/data/profiles.json; default: training)");
+                     "(conformance/data/profiles.json; default: training)")
+          ->check(polychip::cli::non_empty());
       sub.add_option("--out", o->out_dir,
                      fmt::format("folder for results.json and junit.xml (default: ./{})",
-                                 polychip::conformance::kDefaultOutDir));
-      sub.add_option("--case", *case_id, "run exactly this case id (a reproducer)");
+                                 polychip::conformance::kDefaultOutDir))
+          ->check(polychip::cli::non_empty());
+      sub.add_option("--case", *case_id, "run exactly this case id (a reproducer)")
+          ->check(polychip::cli::non_empty());
       sub.add_option("--timeout", o->timeout_seconds, "seconds a single case may take")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
       sub.add_option(
-          "--tolerances", o->tolerances_path,
-          "tolerances JSON file (default: the built-in conformance/data/tolerances.json)");
+             "--tolerances", o->tolerances_path,
+             "tolerances JSON file (default: the built-in conformance/data/tolerances.json)")
+          ->check(polychip::cli::non_empty());
       sub.add_option("--waivers", o->waivers_path,
-                     "waivers JSON file (default: the built-in conformance/data/waivers.json)");
+                     "waivers JSON file (default: the built-in conformance/data/waivers.json)")
+          ->check(polychip::cli::non_empty());
       sub.add_flag("!--no-progress", o->progress, "no progress lines on stderr");
       sub.add_flag("--coverage", o->coverage,
                    "precision: print which critical points of each op's coverage model the "
@@ -56,7 +61,8 @@ const bool certify_registered = polychip::cli::register_command(
       sub.add_option("--reference", o->reference_path,
                      "training: reference trace file, or loss envelope file under --tier "
                      "statistical (default: the shipped NVIDIA reference of the default "
-                     "workload)");
+                     "workload)")
+          ->check(polychip::cli::non_empty());
       sub.add_option("--tier", o->tier, "training: alignment tier")
           ->check(CLI::IsMember({"exact", "cross-vendor", "statistical"}))
           ->capture_default_str();

@@ -2,11 +2,13 @@
 // exact result checks; runs under mpirun/srun/torchrun or spawns --np local
 // ranks itself. Logic in comm_interop (polychip_comm); exit codes in
 // docs/comm.md.
+#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "command.hpp"
 #include "polychip/comm/comm_perf.hpp"
+#include "polychip/error.hpp"
 
 namespace {
 
@@ -44,20 +46,27 @@ const bool registered = polychip::cli::register_command(
       sub.add_option("-n,--iters", o->iterations, "timed iterations")->capture_default_str();
       sub.add_option("--devices", o->devices,
                      "device per rank, comma separated (rank r: entry r % count), e.g. "
-                     "cpu,sim.faithful,opencl; default host memory");
+                     "cpu,sim.faithful,opencl; default host memory")
+          ->check(polychip::cli::non_empty());
       sub.add_option("--path", o->path,
                      "auto | host | hierarchical | gdr (POLYCHIP_COMM_PATH for every rank; gdr: "
                      "device buffers written by the NIC directly, docs/comm.md)");
-      sub.add_option("-J,--json", o->json_path, "write results as JSON (rank 0)");
+      sub.add_option("-J,--json", o->json_path, "write results as JSON (rank 0)")
+          ->check(polychip::cli::non_empty());
       auto np = std::make_shared<int>(0);
       CLI::Option* np_option =
           sub.add_option("--np", *np, "spawn this many local ranks (built-in launcher, >= 1)");
       return [o, min_bytes, max_bytes, sizes, offset, np, np_option] {
         if (np_option->count() > 0) o->np = *np;
-        o->min_bytes = polychip::comm::parse_size(*min_bytes, "--min-bytes");
-        o->max_bytes = polychip::comm::parse_size(*max_bytes, "--max-bytes");
-        if (!sizes->empty()) o->sizes = polychip::comm::parse_size_list(*sizes, "--sizes");
-        o->offset_bytes = polychip::comm::parse_size(*offset, "--offset");
+        try {
+          o->min_bytes = polychip::comm::parse_size(*min_bytes, "--min-bytes");
+          o->max_bytes = polychip::comm::parse_size(*max_bytes, "--max-bytes");
+          if (!sizes->empty()) o->sizes = polychip::comm::parse_size_list(*sizes, "--sizes");
+          o->offset_bytes = polychip::comm::parse_size(*offset, "--offset");
+        } catch (const polychip::Error& e) {
+          std::fprintf(stderr, "polychip comm-perf: %s\n", e.message().c_str());
+          return polychip::comm::kPerfExitUsage;
+        }
         return polychip::comm::run_comm_perf(*o);
       };
     });

@@ -19,15 +19,19 @@ const bool registered = polychip::cli::register_command(
           ->capture_default_str();
       sub.add_option("-p,--preset", o->preset, "model and batch sizes: tiny | default | gpt2-small")
           ->capture_default_str();
-      sub.add_option("-n,--steps", o->steps, "total optimizer steps")->capture_default_str();
+      sub.add_option("-n,--steps", o->steps, "total optimizer steps")
+          ->check(polychip::cli::whole_number<int64_t>())
+          ->capture_default_str();
       sub.add_option("-o,--out", o->out_dir, "run directory (weights, optimizer, curves)")
           ->required();
       sub.add_flag("--resume", o->resume, "continue from the checkpoint in --out");
       sub.add_option("--checkpoint-every", o->checkpoint_every,
                      "also write the run directory every K steps (0: at the end only)")
+          ->check(polychip::cli::whole_number<int64_t>())
           ->capture_default_str();
       sub.add_option("--lr", o->learning_rate, "learning rate (default: the preset's)");
-      sub.add_option("--seed", o->seed, "weights and corpus seed (default: the preset's)");
+      sub.add_option("--seed", o->seed, "weights and corpus seed (default: the preset's)")
+          ->check(polychip::cli::whole_number<uint64_t>());
       sub.add_option("--precision", o->precision,
                      "fp32 | bf16 (bf16 forward and backward, fp32 master weights and AdamW)")
           ->capture_default_str();

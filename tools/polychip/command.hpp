@@ -14,11 +14,40 @@
 // are mapped to 2 by main), 3 an internal error (uncaught polychip::Error).
 #pragma once
 
+#include <charconv>
 #include <functional>
+#include <limits>
+#include <string>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 
 namespace polychip::cli {
+
+// Text options whose empty value would silently mean "the default".
+inline CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "is empty" : ""; }, "",
+      "non-empty");
+}
+
+// A decimal whole number that T holds, for 64-bit options: CLI11 2.1 reads
+// them with strtoll/strtoull unchecked, so "99999999999999999999" became
+// INT64_MAX and "-1" a seed of 2^64 - 1.
+template <typename T>
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        T value{};
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc() && stop == end) return "";
+        return "'" + text + "' is not a whole number in [" +
+               std::to_string(std::numeric_limits<T>::min()) + ", " +
+               std::to_string(std::numeric_limits<T>::max()) + "]";
+      },
+      "", "whole number");
+}
 
 using CommandRun = std::function<int()>;
 using CommandSetup = std::function<CommandRun(CLI::App& subcommand)>;

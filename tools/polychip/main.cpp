@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   } catch (const polychip::Error& e) {
     std::fprintf(stderr, "polychip: %s\n", e.what());
     return 3;
+  } catch (const std::exception& e) {  // a defect of ours, but never an abort()
+    std::fprintf(stderr, "polychip: internal error: %s\n", e.what());
+    return 3;
   }
   return 2;
 }

@@ -72,6 +72,37 @@ TEST_F(TrainCommand, BadDeviceOrOptionIsAUsageError) {
   r = train("--preset tiny --steps 2 --resume --out " + (dir_ / "never_written").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("never_written"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "never_written"));
+}
+
+// Each refused before the first step (exit 2, the message naming the
+// option), none after a run nor with a value silently changed: an --out
+// that cannot be made used to abort() at the end of the run, a
+// --record-reference into no folder to fail after it, and 64-bit numbers
+// past their range were saturated (steps) or wrapped (seed -1).
+TEST_F(TrainCommand, OptionsThatCannotWorkAreRefusedBeforeTraining) {
+  const std::string out = " --out " + (dir_ / "r").string();
+  const struct {
+    std::string args, message;
+  } refused[] = {
+      {"--out /proc/polychip_no_such/run", "--out '/proc/polychip_no_such/run': cannot create"},
+      {"--record-reference /proc/polychip_no_such/ref.json" + out,
+       "no folder '/proc/polychip_no_such'"},
+      {"--lr inf" + out, "must be finite and >= 0"},
+      {"--lr nan" + out, "must be finite and >= 0"},
+      {"--checkpoint-every -3" + out, "--checkpoint-every must be >= 0"},
+      {"--dp-weights maybe --np 2" + out, "--dp-weights must be check or sync, got 'maybe'"},
+      {"--steps 99999999999999999999" + out, "'99999999999999999999' is not a whole number"},
+      {"--seed -1" + out, "'-1' is not a whole number in [0, 18446744073709551615]"},
+      {"--seed 18446744073709551616" + out, "'18446744073709551616' is not a whole number"},
+      {"--adapter cpu,,cpu --np 2" + out, "--adapter: an empty entry"},
+  };
+  for (const auto& c : refused) {
+    const Result r = train("--preset tiny --steps 1 " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.out.find("step "), std::string::npos) << c.args << " trained:\n" << r.out;
+  }
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "polychip/comm/comm_perf.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -11,21 +13,12 @@
 #include "polychip/comm/case_runner.hpp"
 #include "polychip/comm/communicator.hpp"
 #include "polychip/comm/local_launcher.hpp"
+#include "polychip/comm/rank_devices.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 
 namespace polychip::comm {
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 // nccl-tests prints redop "none" and root -1 for collectives without them.
 bool has_reduction(const std::string& c) {
@@ -67,7 +60,7 @@ int run_rank(const PerfOptions& o) {
   std::optional<Device> device;
   if (!o.devices.empty()) {
     LaunchInfo launch = detect_launch();
-    auto specs = split(o.devices);
+    const auto specs = rank_device_list(o.devices, "--devices");
     device = Runtime::global().device(specs[launch.rank % specs.size()]);
     config.device_type = device->device_type();
     config.vendor = device->adapter_name();
@@ -229,11 +222,16 @@ void validate(const PerfOptions& o) {
     }
   }
   check_comm_dtype(parse_dtype(o.dtype), "--dtype");
-  if (o.offset_bytes % dtype_size(parse_dtype(o.dtype)) != 0) {
-    throw_error(StatusCode::kInvalidArgument,
-                "--offset " + std::to_string(o.offset_bytes) + " is not a multiple of " + o.dtype +
-                    "'s " + std::to_string(dtype_size(parse_dtype(o.dtype))) + " bytes");
-  }
+  // Whole elements only: a size would otherwise be rounded down silently.
+  const auto require_whole_elements = [&](uint64_t bytes, const std::string& what) {
+    const uint64_t element = dtype_size(parse_dtype(o.dtype));
+    if (bytes % element != 0)
+      throw_error(StatusCode::kInvalidArgument, what + std::to_string(bytes) +
+                                                    " is not a multiple of " + o.dtype + "'s " +
+                                                    std::to_string(element) + " bytes");
+  };
+  require_whole_elements(o.offset_bytes, "--offset ");
+  for (const uint64_t size : o.sizes) require_whole_elements(size, "--sizes: ");
   parse_reduce_op(o.op);
   if (!o.path.empty() && o.path != "auto" && o.path != "host" && o.path != "hierarchical" &&
       o.path != "gdr")
@@ -242,7 +240,9 @@ void validate(const PerfOptions& o) {
   if (o.np) {
     check_root(o, *o.np);
     // Every named device exists, so no rank starts only to fail alone.
-    for (const std::string& spec : split(o.devices)) {
+    const auto specs =
+        o.devices.empty() ? std::vector<std::string>{} : rank_device_list(o.devices, "--devices");
+    for (const std::string& spec : specs) {
       try {
         Runtime::global().device(spec);
       } catch (const Error& e) {
@@ -255,15 +255,15 @@ void validate(const PerfOptions& o) {
 }  // namespace
 
 uint64_t parse_size(const std::string& text, const char* option) {
-  size_t pos = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(text, &pos);
-  } catch (const std::exception&) {
-    throw_error(StatusCode::kInvalidArgument,
-                std::string(option) + ": '" + text + "' is not a size (e.g. 8, 64K, 64M, 1G)");
-  }
-  std::string unit = text.substr(pos);
+  const auto refuse = [&](const std::string& why) {
+    throw_error(StatusCode::kInvalidArgument, std::string(option) + ": '" + text + "' " + why);
+  };
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [unit_start, ec] = std::from_chars(text.data(), end, v);  // digits only: no sign
+  if (ec == std::errc::result_out_of_range) refuse("is too large");
+  if (ec != std::errc()) refuse("is not a size (e.g. 8, 64K, 64M, 1G)");
+  const std::string unit(unit_start, end);
   uint64_t scale = 1;
   if (unit == "K" || unit == "k")
     scale = 1ull << 10;
@@ -271,10 +271,10 @@ uint64_t parse_size(const std::string& text, const char* option) {
     scale = 1ull << 20;
   else if (unit == "G" || unit == "g")
     scale = 1ull << 30;
-  else if (!unit.empty()) {
+  else if (!unit.empty())
     throw_error(StatusCode::kInvalidArgument,
                 std::string(option) + ": unknown unit '" + unit + "' in '" + text + "' (K, M, G)");
-  }
+  if (v > std::numeric_limits<uint64_t>::max() / scale) refuse("is too large");
   return v * scale;
 }
 
