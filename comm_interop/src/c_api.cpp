@@ -51,6 +51,13 @@ polychip::comm::ReduceOp op_of(int32_t op) {
   return static_cast<polychip::comm::ReduceOp>(op);
 }
 
+// The caller's out-parameter `name`: refused by name when NULL, not written through.
+int& out(int* p, const char* name) {
+  if (!p)
+    polychip::throw_error(polychip::StatusCode::kInvalidArgument, std::string(name) + " is NULL");
+  return *p;
+}
+
 }  // namespace
 
 extern "C" {
@@ -96,11 +103,11 @@ polychip_status polychip_comm_abort(polychip_comm* comm, const char* reason) {
 }
 
 polychip_status polychip_comm_rank(const polychip_comm* comm, int* rank) {
-  return guarded([&] { *rank = get(const_cast<polychip_comm*>(comm)).rank(); });
+  return guarded([&] { out(rank, "rank") = get(const_cast<polychip_comm*>(comm)).rank(); });
 }
 
 polychip_status polychip_comm_size(const polychip_comm* comm, int* size) {
-  return guarded([&] { *size = get(const_cast<polychip_comm*>(comm)).size(); });
+  return guarded([&] { out(size, "size") = get(const_cast<polychip_comm*>(comm)).size(); });
 }
 
 polychip_status polychip_comm_all_reduce(polychip_comm* comm, const void* send, void* recv,
@@ -154,10 +161,14 @@ polychip_status polychip_comm_group_end(polychip_comm* comm) {
 
 polychip_status polychip_comm_last_call(const polychip_comm* comm, char* text, size_t size) {
   return guarded([&] {
+    if (!text && size > 0) {
+      polychip::throw_error(polychip::StatusCode::kInvalidArgument,
+                            "text is NULL but size is " + std::to_string(size));
+    }
     const auto& rec = get(const_cast<polychip_comm*>(comm)).last_call();
     std::string s = std::string(polychip::comm::algorithm_name(rec.algorithm)) + "/" +
                     std::string(polychip::comm::data_path_name(rec.path)) + "/" + rec.transport;
-    if (text && size > 0) {
+    if (size > 0) {
       std::strncpy(text, s.c_str(), size - 1);
       text[size - 1] = '\0';
     }

@@ -21,6 +21,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "algorithms/plan.hpp"
@@ -1764,27 +1765,219 @@ TEST(Communicator, CallHistoryKeepsTheLatestCallsWithTheirSequenceNumbers) {
   });
 }
 
-TEST(CApi, SingleRankAllReduceAndNamedErrors) {
+// Ranks as threads of this process, each holding its communicator through
+// the C ABI, as a framework does.
+void with_c_ranks(int world, const std::function<void(polychip_comm*, int rank)>& body) {
   polychip_comm_unique_id id;
   ASSERT_EQ(polychip_comm_get_unique_id(&id), POLYCHIP_OK) << polychip_comm_last_error();
-  polychip_comm* comm = nullptr;
-  ASSERT_EQ(polychip_comm_init_rank(&comm, &id, 0, 1), POLYCHIP_OK) << polychip_comm_last_error();
-  int size = 0;
-  EXPECT_EQ(polychip_comm_size(comm, &size), POLYCHIP_OK);
-  EXPECT_EQ(size, 1);
-  double in[3] = {1, 2, 3}, out[3] = {0, 0, 0};
-  EXPECT_EQ(polychip_comm_all_reduce(comm, in, out, 3, POLYCHIP_DTYPE_F64, POLYCHIP_COMM_SUM),
-            POLYCHIP_OK);
-  EXPECT_EQ(out[2], 3.0);
-  char how[64];
-  EXPECT_EQ(polychip_comm_last_call(comm, how, sizeof(how)), POLYCHIP_OK);
-  EXPECT_STREQ(how, "none/host/local");
-  EXPECT_EQ(polychip_comm_all_reduce(comm, in, out, 3, 12345, POLYCHIP_COMM_SUM),
-            POLYCHIP_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(polychip_comm_last_error()).find("12345"), std::string::npos);
-  EXPECT_EQ(polychip_comm_all_reduce(comm, in, out, 3, POLYCHIP_DTYPE_F64, 9),
-            POLYCHIP_INVALID_ARGUMENT);
-  EXPECT_EQ(polychip_comm_destroy(comm), POLYCHIP_OK);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      polychip_comm* comm = nullptr;
+      ASSERT_EQ(polychip_comm_init_rank(&comm, &id, r, world), POLYCHIP_OK)
+          << polychip_comm_last_error();
+      body(comm, r);
+      EXPECT_EQ(polychip_comm_destroy(comm), POLYCHIP_OK);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(CApi, SingleRankAllReduceAndItsRecord) {
+  with_c_ranks(1, [](polychip_comm* comm, int) {
+    int size = 0;
+    EXPECT_EQ(polychip_comm_size(comm, &size), POLYCHIP_OK);
+    EXPECT_EQ(size, 1);
+    double in[3] = {1, 2, 3}, out[3] = {0, 0, 0};
+    EXPECT_EQ(polychip_comm_all_reduce(comm, in, out, 3, POLYCHIP_DTYPE_F64, POLYCHIP_COMM_SUM),
+              POLYCHIP_OK);
+    EXPECT_EQ(out[2], 3.0);
+    char how[64];
+    EXPECT_EQ(polychip_comm_last_call(comm, how, sizeof(how)), POLYCHIP_OK);
+    EXPECT_STREQ(how, "none/host/local");
+  });
+}
+
+// The C ABI's collectives on three ranks: every rank holds kCWorld blocks of
+// kCBlock doubles, element i of rank r being 100 r + i, so each output
+// element tells whose input, and which element of it, arrived there.
+constexpr int kCWorld = 3;
+constexpr uint64_t kCBlock = 2;
+constexpr uint64_t kCElements = kCWorld * kCBlock;
+constexpr double kUntouched = -1;  // what every output element holds before the call
+
+double c_input(int rank, uint64_t i) { return 100.0 * rank + static_cast<double>(i); }
+
+double c_sum(uint64_t i) {
+  double sum = 0;
+  for (int r = 0; r < kCWorld; ++r) sum += c_input(r, i);
+  return sum;
+}
+
+struct CApiCollective {
+  const char* name;
+  std::function<polychip_status(polychip_comm*, int rank, const double* send, double* recv)> call;
+  // Element i of rank `rank`'s output after the call; nullopt: not looked at.
+  std::function<std::optional<double>(int rank, uint64_t i)> want;
+};
+
+const std::vector<CApiCollective>& c_api_collectives() {
+  using Want = std::optional<double>;
+  static const std::vector<CApiCollective> table = {
+      {"all_reduce sum",
+       [](polychip_comm* c, int, const double* s, double* r) {
+         return polychip_comm_all_reduce(c, s, r, kCElements, POLYCHIP_DTYPE_F64,
+                                         POLYCHIP_COMM_SUM);
+       },
+       [](int, uint64_t i) -> Want { return c_sum(i); }},
+      {"all_gather",
+       [](polychip_comm* c, int, const double* s, double* r) {
+         return polychip_comm_all_gather(c, s, r, kCBlock, POLYCHIP_DTYPE_F64);
+       },
+       [](int, uint64_t i) -> Want { return c_input(int(i / kCBlock), i % kCBlock); }},
+      // avg is the last op code: the range check must let it through
+      {"reduce_scatter avg",
+       [](polychip_comm* c, int, const double* s, double* r) {
+         return polychip_comm_reduce_scatter(c, s, r, kCBlock, POLYCHIP_DTYPE_F64,
+                                             POLYCHIP_COMM_AVG);
+       },
+       [](int rank, uint64_t i) -> Want {
+         return i < kCBlock ? c_sum(rank * kCBlock + i) / kCWorld : kUntouched;
+       }},
+      {"broadcast from rank 1",
+       [](polychip_comm* c, int, const double* s, double* r) {
+         return polychip_comm_broadcast(c, s, r, kCElements, POLYCHIP_DTYPE_F64, 1);
+       },
+       [](int, uint64_t i) -> Want { return c_input(1, i); }},
+      // only the root's output is defined
+      {"reduce max to rank 2",
+       [](polychip_comm* c, int, const double* s, double* r) {
+         return polychip_comm_reduce(c, s, r, kCElements, POLYCHIP_DTYPE_F64, POLYCHIP_COMM_MAX, 2);
+       },
+       [](int rank, uint64_t i) -> Want {
+         return rank == 2 ? Want(c_input(kCWorld - 1, i)) : std::nullopt;
+       }},
+      {"all_to_all",
+       [](polychip_comm* c, int, const double* s, double* r) {
+         return polychip_comm_all_to_all(c, s, r, kCBlock, POLYCHIP_DTYPE_F64);
+       },
+       [](int rank, uint64_t i) -> Want {
+         return c_input(int(i / kCBlock), rank * kCBlock + i % kCBlock);
+       }},
+      {"send to the next rank and recv from the previous one, grouped",
+       [](polychip_comm* c, int rank, const double* s, double* r) -> polychip_status {
+         const int next = (rank + 1) % kCWorld, previous = (rank + kCWorld - 1) % kCWorld;
+         // (a braced list runs its calls in order)
+         for (polychip_status status :
+              {polychip_comm_group_start(c),
+               polychip_comm_send(c, s, kCElements, POLYCHIP_DTYPE_F64, next),
+               polychip_comm_recv(c, r, kCElements, POLYCHIP_DTYPE_F64, previous),
+               polychip_comm_group_end(c)}) {
+           if (status != POLYCHIP_OK) return status;
+         }
+         return POLYCHIP_OK;
+       },
+       [](int rank, uint64_t i) -> Want { return c_input((rank + kCWorld - 1) % kCWorld, i); }},
+  };
+  return table;
+}
+
+// Each argument reaches the communicator in its place: the input read,
+// the output written, the count, dtype, op and root as given.
+TEST(CApi, EveryCollectiveGivesEveryRankItsExactResult) {
+  with_c_ranks(kCWorld, [](polychip_comm* comm, int rank) {
+    int my_rank = -1, size = -1;
+    EXPECT_EQ(polychip_comm_rank(comm, &my_rank), POLYCHIP_OK);
+    EXPECT_EQ(polychip_comm_size(comm, &size), POLYCHIP_OK);
+    EXPECT_EQ(my_rank, rank);
+    EXPECT_EQ(size, kCWorld);
+    for (const CApiCollective& c : c_api_collectives()) {
+      std::vector<double> send(kCElements), recv(kCElements, kUntouched);
+      for (uint64_t i = 0; i < kCElements; ++i) send[i] = c_input(rank, i);
+      EXPECT_EQ(c.call(comm, rank, send.data(), recv.data()), POLYCHIP_OK)
+          << c.name << ": " << polychip_comm_last_error();
+      for (uint64_t i = 0; i < kCElements; ++i) {
+        const std::optional<double> want = c.want(rank, i);
+        if (want) {
+          EXPECT_EQ(recv[i], *want) << c.name << ", rank " << rank << ", element " << i;
+        }
+      }
+    }
+  });
+}
+
+// Bad arguments come back as INVALID_ARGUMENT with a message naming them,
+// never as a crash (a NULL communicator or out-parameter) or a call that
+// runs with a code the communicator does not know.
+TEST(CApi, BadArgumentsAreRefusedByName) {
+  with_c_ranks(1, [](polychip_comm* live, int) {
+    polychip_comm_unique_id id;
+    ASSERT_EQ(polychip_comm_get_unique_id(&id), POLYCHIP_OK);
+    polychip_comm* made = nullptr;
+    double x = 1, y = 0;
+    int n = 0;
+    char text[8];
+    const double* in = &x;
+    const std::vector<std::pair<std::string, std::function<polychip_status()>>> calls = {
+        {"id is NULL", [] { return polychip_comm_get_unique_id(nullptr); }},
+        {"comm or id is NULL", [&] { return polychip_comm_init_rank(nullptr, &id, 0, 1); }},
+        {"comm or id is NULL", [&] { return polychip_comm_init_rank(&made, nullptr, 0, 1); }},
+        {"comm is NULL", [] { return polychip_comm_init_from_environment(nullptr); }},
+        {"comm is NULL", [] { return polychip_comm_abort(nullptr, "why"); }},
+        {"comm is NULL", [&] { return polychip_comm_rank(nullptr, &n); }},
+        {"comm is NULL", [&] { return polychip_comm_size(nullptr, &n); }},
+        {"comm is NULL",
+         [&] { return polychip_comm_all_reduce(nullptr, in, &y, 1, POLYCHIP_DTYPE_F64, 0); }},
+        {"comm is NULL",
+         [&] { return polychip_comm_all_gather(nullptr, in, &y, 1, POLYCHIP_DTYPE_F64); }},
+        {"comm is NULL",
+         [&] { return polychip_comm_reduce_scatter(nullptr, in, &y, 1, POLYCHIP_DTYPE_F64, 0); }},
+        {"comm is NULL",
+         [&] { return polychip_comm_broadcast(nullptr, in, &y, 1, POLYCHIP_DTYPE_F64, 0); }},
+        {"comm is NULL",
+         [&] { return polychip_comm_reduce(nullptr, in, &y, 1, POLYCHIP_DTYPE_F64, 0, 0); }},
+        {"comm is NULL",
+         [&] { return polychip_comm_all_to_all(nullptr, in, &y, 1, POLYCHIP_DTYPE_F64); }},
+        {"comm is NULL", [&] { return polychip_comm_send(nullptr, in, 1, POLYCHIP_DTYPE_F64, 0); }},
+        {"comm is NULL", [&] { return polychip_comm_recv(nullptr, &y, 1, POLYCHIP_DTYPE_F64, 0); }},
+        {"comm is NULL", [] { return polychip_comm_group_start(nullptr); }},
+        {"comm is NULL", [] { return polychip_comm_group_end(nullptr); }},
+        {"comm is NULL", [&] { return polychip_comm_last_call(nullptr, text, sizeof(text)); }},
+        {"rank is NULL", [&] { return polychip_comm_rank(live, nullptr); }},
+        {"size is NULL", [&] { return polychip_comm_size(live, nullptr); }},
+        {"text is NULL but size is 8", [&] { return polychip_comm_last_call(live, nullptr, 8); }},
+        {"dtype code 12345 is not a polychip dtype",
+         [&] { return polychip_comm_all_reduce(live, in, &y, 1, 12345, POLYCHIP_COMM_SUM); }},
+        {"op code -1 is not a polychip_comm_op",
+         [&] { return polychip_comm_all_reduce(live, in, &y, 1, POLYCHIP_DTYPE_F64, -1); }},
+        {"op code 5 is not a polychip_comm_op",
+         [&] { return polychip_comm_all_reduce(live, in, &y, 1, POLYCHIP_DTYPE_F64, 5); }},
+    };
+    for (const auto& [message, call] : calls) {
+      EXPECT_EQ(call(), POLYCHIP_INVALID_ARGUMENT) << message;
+      EXPECT_EQ(std::string(polychip_comm_last_error()), "INVALID_ARGUMENT: " + message);
+    }
+    EXPECT_EQ(made, nullptr);
+  });
+}
+
+// last_call writes at most `size` bytes, the NUL included, and nothing past
+// them; with size 0 it writes nothing (text may then be NULL).
+TEST(CApi, LastCallWritesAtMostSizeBytesWithTheNul) {
+  with_c_ranks(1, [](polychip_comm* comm, int) {
+    const std::string record = "none/host/local";
+    double x = 1, y = 0;
+    ASSERT_EQ(polychip_comm_all_reduce(comm, &x, &y, 1, POLYCHIP_DTYPE_F64, POLYCHIP_COMM_SUM),
+              POLYCHIP_OK);
+    EXPECT_EQ(polychip_comm_last_call(comm, nullptr, 0), POLYCHIP_OK);
+    for (size_t size : {0, 1, 5, 15, 16, 32}) {
+      std::string text(40, '#');
+      ASSERT_EQ(polychip_comm_last_call(comm, text.data(), size), POLYCHIP_OK) << size;
+      const std::string written = size > 0 ? std::string(text.c_str()) : "";
+      EXPECT_EQ(written, record.substr(0, size > 0 ? size - 1 : 0)) << "size " << size;
+      EXPECT_EQ(text.substr(size), std::string(text.size() - size, '#')) << "past size " << size;
+    }
+  });
 }
 
 }  // namespace

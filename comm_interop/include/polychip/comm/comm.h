@@ -60,7 +60,8 @@ polychip_status polychip_comm_group_start(polychip_comm* comm);
 polychip_status polychip_comm_group_end(polychip_comm* comm);
 
 /* What the last call did: "ring/host/tcp" (algorithm/path/transport).
- * Writes at most `size` bytes including the terminating NUL. */
+ * Writes at most `size` bytes including the terminating NUL; `text` may be
+ * NULL only with `size` 0. */
 polychip_status polychip_comm_last_call(const polychip_comm* comm, char* text, size_t size);
 
 #ifdef __cplusplus
