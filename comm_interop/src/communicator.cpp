@@ -551,6 +551,7 @@ struct Communicator::Impl {
   CallRecord& begin(std::string_view name, DType dtype, ReduceOp op, uint64_t count,
                     int root = -1) {
     check_comm_dtype(dtype, "dtype");
+    if (world == 1) transport->throw_if_failed();  // more ranks: the transport's run checks
     if (history.size() == 2 * kHistoryKept) {
       history.erase(history.begin(), history.begin() + kHistoryKept);
     } else if (history.capacity() < 2 * kHistoryKept) {

@@ -1980,4 +1980,20 @@ TEST(CApi, LastCallWritesAtMostSizeBytesWithTheNul) {
   });
 }
 
+// An abort without a reason gives one: the next call fails ABORTED saying
+// "abort requested"; with a reason, that reason. One rank, whose calls never
+// run a transport plan: they went on after an abort() until they checked.
+TEST(CApi, AbortEndsTheNextCallWithItsReason) {
+  for (const char* reason : {static_cast<const char*>(nullptr), "stopped by the test"}) {
+    with_c_ranks(1, [&](polychip_comm* comm, int) {
+      EXPECT_EQ(polychip_comm_abort(comm, reason), POLYCHIP_OK);
+      double x = 1, y = 0;
+      EXPECT_EQ(polychip_comm_all_reduce(comm, &x, &y, 1, POLYCHIP_DTYPE_F64, POLYCHIP_COMM_SUM),
+                POLYCHIP_ABORTED);
+      const std::string error = polychip_comm_last_error();
+      EXPECT_NE(error.find(reason ? reason : "abort requested"), std::string::npos) << error;
+    });
+  }
+}
+
 }  // namespace

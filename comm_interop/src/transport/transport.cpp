@@ -1327,6 +1327,16 @@ void Transport::abort(const std::string& reason) {
   }
 }
 
+void Transport::throw_if_failed() {
+  if (!failed_) return;
+  std::lock_guard<std::mutex> lock(abort_mutex_);
+  throw_failure();
+}
+
+void Transport::throw_failure() const {
+  throw_error(failure_code_, failure_ + " (the communicator failed earlier)");
+}
+
 void Transport::enter(Plan& plan) {
   plan_ = &plan;
   // Without the mutex while nothing failed (a lock and unlock per call
@@ -1340,7 +1350,7 @@ void Transport::enter(Plan& plan) {
   if (failed_) {
     in_call_ = false;
     plan_ = nullptr;
-    throw_error(failure_code_, failure_ + " (the communicator failed earlier)");
+    throw_failure();
   }
   // An abort() that found a call running woke it; run() raises it.
 }

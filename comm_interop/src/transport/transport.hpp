@@ -68,6 +68,9 @@ class Transport {
   // Thread-safe: makes a running or future run() throw ABORTED and tells
   // the peers why.
   void abort(const std::string& reason);
+  // Throws the failure that ended this transport (an abort() included), if
+  // any: a single rank's calls, which never run a plan, check it instead.
+  void throw_if_failed();
 
   uint64_t next_collective_seq() { return next_collective_seq_++; }
   uint64_t next_send_seq(int peer) { return next_send_seq_[peer]++; }
@@ -188,6 +191,8 @@ class Transport {
   // transport failed earlier.
   void enter(Plan& plan);
   void leave();
+  // Raises the failure recorded in failure_code_ and failure_ (abort_mutex_ held).
+  [[noreturn]] void throw_failure() const;
   // The running plan failed with `e` (called in its handler): the
   // transport fails for good, tells the peers why, and rethrows.
   [[noreturn]] void fail_run(const Error& e);
