@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -36,6 +37,7 @@
 #include "polychip/runtime.hpp"
 #include "security/handshake.hpp"
 #include "security/hmac_sha256.hpp"
+#include "staging/staging.hpp"
 #include "transport/hang_report.hpp"
 #include "transport/rdma/rma_ring.hpp"
 #include "transport/shm/shm_ring.hpp"
@@ -1661,6 +1663,171 @@ TEST(Communicator, SendRecvOnDeviceMemoryIsStagedAndExact) {
     EXPECT_EQ(r.wrong, 0u);
     EXPECT_EQ(r.record.path, DataPath::kHost);
   });
+}
+
+// Host staging on its own: sim memory is staged (not host visible, copied
+// asynchronously on streams), cpu memory and host pointers are used in place.
+class StagingTest : public ::testing::Test {
+ protected:
+  // A sim buffer of `bytes` holding 0, 1, 2, ... (mod 256).
+  Buffer sim_ramp(uint64_t bytes) const {
+    Buffer b(sim, bytes);
+    b.copy_from_host(ramp(bytes).data(), bytes);
+    return b;
+  }
+  static std::vector<uint8_t> ramp(uint64_t bytes) {
+    std::vector<uint8_t> v(bytes);
+    for (uint64_t i = 0; i < bytes; ++i) v[i] = static_cast<uint8_t>(i);
+    return v;
+  }
+  static std::vector<uint8_t> contents(const Buffer& b) {
+    std::vector<uint8_t> v(b.size());
+    b.copy_to_host(v.data(), v.size());
+    return v;
+  }
+
+  const Device sim = Runtime::global().device("sim.faithful");
+  const Device cpu = Runtime::global().device("cpu");
+  Staging staging;
+  std::vector<Staging::Lease> leases;  // destroyed before `staging`, which they return to
+};
+
+TEST_F(StagingTest, CpuMemoryIsUsedInPlaceFromItsOffsetSimMemoryIsStaged) {
+  Buffer on_cpu(cpu, 64), on_sim(sim, 64);
+  EXPECT_TRUE(staging.host_visible(BufferRef(on_cpu)));
+  EXPECT_FALSE(staging.staged(BufferRef(on_cpu)));
+  EXPECT_TRUE(staging.staged(BufferRef(on_sim)));
+  uint8_t* base = static_cast<uint8_t*>(on_cpu.host_pointer());
+  EXPECT_EQ(staging.input(BufferRef(on_cpu, 16), 48, leases), base + 16);
+  EXPECT_EQ(staging.output(BufferRef(on_cpu, 8), 56, leases), base + 8);
+  EXPECT_TRUE(leases.empty());
+}
+
+// A buffer that cannot hold the call is refused naming what it holds; one
+// that holds exactly enough is taken, and a NULL host pointer is fine for 0 bytes.
+TEST_F(StagingTest, BuffersAreCheckedAgainstTheBytesTheCallNeeds) {
+  Buffer sixteen(sim, 16), none;
+  const std::string label = sim.label();
+  const std::vector<std::pair<BufferRef, uint64_t>> fit = {
+      {BufferRef(sixteen, 8), 8}, {BufferRef(static_cast<void*>(nullptr)), 0}};
+  for (const auto& [b, bytes] : fit) EXPECT_NO_THROW(staging.input(b, bytes, leases)) << bytes;
+  const std::vector<std::tuple<BufferRef, uint64_t, std::string>> refused = {
+      {BufferRef(sixteen, 8), 9,
+       "buffer on " + label + " holds 8 bytes from its offset, the collective needs 9"},
+      {BufferRef(static_cast<void*>(nullptr)), 4, "buffer: null host pointer for 4 bytes"},
+      {BufferRef(none), 4, "buffer: null device memory"},
+  };
+  for (const auto& [b, bytes, message] : refused) {
+    for (bool input : {true, false}) {
+      try {
+        input ? staging.input(b, bytes, leases) : staging.output(b, bytes, leases);
+        ADD_FAILURE() << message << ": accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.message(), message);
+        EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << message;
+      }
+    }
+  }
+}
+
+// A lease takes the smallest pooled buffer that fits (its pages are already
+// faulted in), an exact fit included; a buffer that is still pooled cannot
+// be a fresh allocation, so the pointers tell which one was taken.
+TEST_F(StagingTest, ALeaseReusesTheSmallestPooledBufferThatFits) {
+  const uint64_t sizes[] = {300, 100, 200};
+  std::vector<Staging::Lease> held[3];
+  std::map<uint64_t, uint8_t*> pooled;
+  for (int k = 0; k < 3; ++k) pooled[sizes[k]] = staging.lease(sizes[k], held[k]);
+  for (auto& lease : held) lease.clear();  // pooled in this order: 300, 100, 200
+  EXPECT_EQ(staging.lease(150, leases), pooled[200]);
+  EXPECT_EQ(staging.lease(250, leases), pooled[300]);
+  EXPECT_EQ(staging.lease(100, leases), pooled[100]);
+}
+
+// Returned buffers beyond four give the smallest back to the allocator.
+TEST_F(StagingTest, ThePoolKeepsTheFourLargestReturnedBuffers) {
+  std::map<uint64_t, uint8_t*> leased;
+  {
+    std::vector<Staging::Lease> five;
+    for (uint64_t bytes : {1000, 2000, 3000, 4000, 5000})
+      leased[bytes] = staging.lease(bytes, five);
+  }
+  for (uint64_t bytes : {2000, 3000, 4000, 5000})
+    EXPECT_EQ(staging.lease(bytes, leases), leased[bytes]) << bytes;
+}
+
+// Input and copy_back move exactly the call's bytes, from and to the
+// buffer's offset; the rest of the device memory stays as it was.
+TEST_F(StagingTest, StagedBytesComeFromAndGoBackToTheBuffersOffset) {
+  Buffer b = sim_ramp(64);
+  const uint8_t* host = staging.input(BufferRef(b, 8), 16, leases);
+  std::vector<uint8_t> want = ramp(64);
+  EXPECT_EQ(std::vector<uint8_t>(host, host + 16),
+            std::vector<uint8_t>(want.begin() + 8, want.begin() + 24));
+  const std::vector<uint8_t> result(16, 0xee);
+  staging.copy_back(BufferRef(b, 8), result.data(), result.size());
+  std::fill(want.begin() + 8, want.begin() + 24, 0xee);
+  EXPECT_EQ(contents(b), want);
+}
+
+// copy_on_device (the GDR path's local copy) reads from the source's offset
+// and writes at the target's offset plus `to_offset`; 0 bytes copy nothing.
+TEST_F(StagingTest, ACopyOnOneDeviceLandsAtTheTargetsOffset) {
+  Buffer from = sim_ramp(64), to(sim, 64);
+  const std::vector<uint8_t> zeros(64, 0);
+  to.copy_from_host(zeros.data(), zeros.size());
+  staging.copy_on_device(BufferRef(from, 8), BufferRef(to, 16), 4, 12, nullptr);
+  const std::vector<uint8_t> source = ramp(64);
+  std::vector<uint8_t> want = zeros;
+  std::copy(source.begin() + 8, source.begin() + 20, want.begin() + 20);
+  EXPECT_EQ(contents(to), want);
+}
+
+// With overlap the input comes over in pieces of piece_bytes, the last one
+// shorter, and no empty piece past the end when the size is a multiple.
+TEST_F(StagingTest, AStreamedInputComesInPiecesOfThePieceSize) {
+  for (uint64_t bytes : {64, 70}) {
+    Buffer send = sim_ramp(bytes);
+    StreamedStaging io(staging, 16, /*overlap=*/true);
+    const uint8_t* in = io.input(BufferRef(send), bytes);
+    EXPECT_EQ(io.input_pieces(), (bytes + 15) / 16) << bytes;
+    io.wait_all_input();
+    EXPECT_EQ(std::vector<uint8_t>(in, in + bytes), ramp(bytes)) << bytes;
+    io.finish();
+  }
+}
+
+// wait_input waits only for ranges that overlap the staged input: one that
+// ends where the input begins or begins where it ends is another buffer's
+// (left alone), one that runs past the input's end waits for the last piece.
+TEST_F(StagingTest, OnlyRangesOverlappingTheStagedInputWaitForIt) {
+  Buffer send = sim_ramp(64);
+  StreamedStaging io(staging, 16, /*overlap=*/true);
+  const uint8_t* in = io.input(BufferRef(send), 64);
+  EXPECT_NO_THROW(io.wait_input(in - 8, 8));
+  EXPECT_NO_THROW(io.wait_input(in + 64, 8));
+  EXPECT_NO_THROW(io.wait_input(in + 56, 16));
+  // Pieces complete in order on one stream: the last one brings them all.
+  EXPECT_EQ(std::vector<uint8_t>(in, in + 64), ramp(64));
+  io.finish();
+}
+
+// A host input beside a staged output (overlap on): the input is used in
+// place, not streamed; the output range marked final goes back early and
+// finish() sends the rest.
+TEST_F(StagingTest, AStreamedCallMixesAHostInputWithAStagedOutput) {
+  std::vector<uint8_t> send = ramp(40);
+  Buffer recv(sim, 40);
+  StreamedStaging io(staging, 16, /*overlap=*/true);
+  const uint8_t* in = io.input(BufferRef(send.data()), send.size());
+  EXPECT_EQ(in, send.data());
+  EXPECT_EQ(io.input_pieces(), 0u);
+  uint8_t* out = io.output(BufferRef(recv), send.size(), /*in_place=*/false);
+  std::copy(in, in + send.size(), out);
+  io.output_final(out + 16, 16);
+  io.finish();
+  EXPECT_EQ(io.early_output_bytes(), 16u);
+  EXPECT_EQ(contents(recv), send);
 }
 
 // abort() between calls (no call running) fails the transport at once:
