@@ -258,12 +258,15 @@ std::string describe(const Failure& f) {
                      f.exact);
 }
 
-// first_bits parsed from the spec's from= token; false when malformed.
+// first_bits parsed from the spec's from= token; false unless it is written
+// as exhaustive_f32_case writes it ("0x" and 8 lower-case hex digits), so
+// that a case has one id (its chunks' repro ids, waivers and records name
+// that one).
 bool parse_from(const CaseSpec& spec, uint32_t& out) {
-  std::string v = spec.value_of("from");
-  if (v.size() < 3 || v.compare(0, 2, "0x") != 0) return false;
-  auto [p, ec] = std::from_chars(v.data() + 2, v.data() + v.size(), out, 16);
-  return ec == std::errc() && p == v.data() + v.size();
+  const std::string v = spec.value_of("from");
+  if (v.size() != 10) return false;
+  const std::from_chars_result r = std::from_chars(v.data() + 2, v.data() + v.size(), out, 16);
+  return r.ec == std::errc() && v == fmt::format("0x{:08x}", out);
 }
 
 }  // namespace
@@ -305,8 +308,8 @@ ExhaustiveOutcome run_exhaustive_f32(const CaseSpec& spec, const CaseContext& ct
       !parse_from(spec, first_bits) || spec.dims[0] <= 0 ||
       first_bits + static_cast<uint64_t>(spec.dims[0]) > kAllPatterns)
     return fail(fmt::format(
-        "harness: cannot build the case: an exhaustive f32 case is <op>/f32/<count>/"
-        "exhaustive+from=0x<8 hex digits>/seed=<n> with op one of exp, log, sqrt, rsqrt, tanh, "
+        "harness: cannot build the case: an exhaustive f32 case is <op>/f32/<count>/exhaustive+"
+        "from=0x<8 lower-case hex digits>/seed=<n> with op one of exp, log, sqrt, rsqrt, tanh, "
         "sigmoid, gelu, silu and from + count <= 2^32"));
   const uint64_t count = static_cast<uint64_t>(spec.dims[0]);
   const OpSpec& op = *find_op(spec.op);

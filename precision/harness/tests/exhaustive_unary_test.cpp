@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -92,14 +95,49 @@ template <polychip_status kStatus>
 polychip_status exp_returning(const polychip_kernel_args*) {
   return kStatus;
 }
-// exp, correctly rounded, then moved `kUlps` ulps.
-template <int32_t kUlps>
-polychip_status exp_off_by(const polychip_kernel_args* a) {
+
+double exp_of(double x) { return std::exp(x); }
+double sqrt_of(double x) { return std::sqrt(x); }
+// `kFn`, correctly rounded, then moved `kUlps` ulps.
+template <double (*kFn)(double), int32_t kUlps>
+polychip_status off_by(const polychip_kernel_args* a) {
   const float* x = host_f32(a, 0);
   float* y = host_f32(a, 1);
   for (int64_t i = 0; i < length(a); ++i)
-    y[i] = add_ulps(static_cast<float>(std::exp(double{x[i]})), kUlps);
+    y[i] = add_ulps(static_cast<float>(kFn(double{x[i]})), kUlps);
   return POLYCHIP_OK;
+}
+
+// exp, correctly rounded, counting its calls.
+int exp_calls = 0;
+polychip_status counted_exp(const polychip_kernel_args* a) {
+  ++exp_calls;
+  return off_by<exp_of, 0>(a);
+}
+
+// The cpu adapter named "noexp", without its exp kernels: a device that
+// takes f32 but has no kernel for one op.
+polychip_status kernel_table_without_exp(polychip_kernel_table_args* args) {
+  const polychip_status st = polychip_cpu_adapter_get_api()->kernel_table(args);
+  if (st != POLYCHIP_OK) return st;
+  static const std::vector<polychip_kernel_entry> kept = [args] {
+    std::vector<polychip_kernel_entry> v;
+    std::copy_if(args->entries, args->entries + args->num_entries, std::back_inserter(v),
+                 [](const polychip_kernel_entry& e) { return std::string_view(e.op) != "exp"; });
+    return v;
+  }();
+  args->entries = kept.data();
+  args->num_entries = static_cast<int32_t>(kept.size());
+  return POLYCHIP_OK;
+}
+const polychip_adapter_api* noexp_adapter_get_api() {
+  static const polychip_adapter_api api = [] {
+    polychip_adapter_api a = *polychip_cpu_adapter_get_api();
+    a.name = "noexp";
+    a.kernel_table = &kernel_table_without_exp;
+    return a;
+  }();
+  return &api;
 }
 
 class ExhaustiveUnaryTest : public ::testing::Test {
@@ -110,12 +148,15 @@ class ExhaustiveUnaryTest : public ::testing::Test {
     o.builtin_adapters = {&polychip_cpu_adapter_get_api, &polychip_sim_adapter_get_api};
     return o;
   }
-  CaseOutcome run(const std::string& device, const CaseSpec& spec) {
-    Device d = runtime_.device(device);
+  CaseOutcome run_on(Runtime& runtime, const std::string& device, const CaseSpec& spec) {
+    Device d = runtime.device(device);
     Stream stream(d);
-    CaseContext ctx = test::case_context(runtime_, d, stream, waivers_, device);
+    CaseContext ctx = test::case_context(runtime, d, stream, waivers_, device);
     ctx.repro_prefix = "repro ";
     return run_case(spec, ctx);
+  }
+  CaseOutcome run(const std::string& device, const CaseSpec& spec) {
+    return run_on(runtime_, device, spec);
   }
   CaseOutcome run(const std::string& device, const std::string& id) {
     return run(device, parse_case_id(id));
@@ -244,6 +285,16 @@ TEST_F(ExhaustiveUnaryTest, EveryInputIsCheckedOnceWhateverThreadChecksIt) {
   EXPECT_EQ(out.record["worst"]["input_bits"], "0x3f800000");
 }
 
+TEST_F(ExhaustiveUnaryTest, OneWholeChunkIsOneCall) {
+  // (Not a second, empty call after it.)
+  patch("exp", &counted_exp);
+  exp_calls = 0;
+  const CaseOutcome out =
+      run("cpu", exhaustive_f32_case("exp", 0x3f800000, kExhaustiveDispatchChunk));
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_EQ(exp_calls, 1);
+}
+
 TEST_F(ExhaustiveUnaryTest, AFailureInALaterShorterChunkIsFoundAndThatChunkNamed) {
   patch("exp", &exp_wrong_at_one_input);
   // Two chunks, the second of 100 inputs with the wrong one 50 in.
@@ -286,11 +337,11 @@ TEST_F(ExhaustiveUnaryTest, ErrorsNearTheBoundAtABinadeEdgeOnEitherSideGoToTheOr
   CaseOutcome out = run("cpu", exhaustive_f32_case("exp", 0xab000000, 4096));
   EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
   EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 0);
-  patch("exp", &exp_off_by<-2>);
+  patch("exp", &off_by<exp_of, -2>);
   out = run("cpu", exhaustive_f32_case("exp", 0xab000000, 4096));
   EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
   EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 4096);
-  patch("exp", &exp_off_by<2>);
+  patch("exp", &off_by<exp_of, 2>);
   out = run("cpu", exhaustive_f32_case("exp", 0x2b000000, 4096));
   EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
   EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 4096);
@@ -298,6 +349,30 @@ TEST_F(ExhaustiveUnaryTest, ErrorsNearTheBoundAtABinadeEdgeOnEitherSideGoToTheOr
   out = run("cpu", exhaustive_f32_case("exp", 0x30800000, 4096));
   EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
   EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 0);
+}
+
+TEST_F(ExhaustiveUnaryTest, AnExactZeroIsNoBinadeEdge) {
+  // sqrt(+0) is 0 exactly; 3 subnormal ulps off is 0.86 of sqrt's bound (3
+  // + 0.5). Zero has no neighbouring binade whose ulp could apply, so
+  // float64 settles it (frexp's mantissa of 0 would look like an edge).
+  patch("sqrt", &off_by<sqrt_of, 3>);
+  const CaseOutcome out = run("cpu", exhaustive_f32_case("sqrt", 0x00000000, 1));
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_NEAR(out.record["metrics"]["max_tolerance_fraction"].get<double>(), 3 / 3.5, 1e-9);
+  EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 0);
+}
+
+TEST_F(ExhaustiveUnaryTest, AFractionWithinTheMarginOfTheBoundGoesToTheOracle) {
+  // exp(0x1.012e3cp+0) is 0.4999978 ulp above a float, far from a binade
+  // edge: 3 ulps below that float is 0.9999994 of exp's bound (3 + 0.5),
+  // within 1e-5 of 1, where float64 does not decide. It alone of
+  // these 64 inputs goes to the oracle, which passes it.
+  patch("exp", &off_by<exp_of, -3>);
+  const CaseOutcome out = run("cpu", exhaustive_f32_case("exp", 0x3f809700, 64));
+  EXPECT_EQ(out.verdict, Verdict::kPass) << message(out);
+  EXPECT_EQ(out.record["metrics"]["oracle_evaluations"], 1);
+  EXPECT_EQ(out.record["worst"]["input_bits"], "0x3f80971e");
+  EXPECT_NEAR(out.record["metrics"]["max_tolerance_fraction"].get<double>(), 0.9999994, 1e-7);
 }
 
 TEST_F(ExhaustiveUnaryTest, AnUnsupportedCallIsNotSupportedAnyOtherErrorFails) {
@@ -308,6 +383,18 @@ TEST_F(ExhaustiveUnaryTest, AnUnsupportedCallIsNotSupportedAnyOtherErrorFails) {
   const CaseOutcome out = run("cpu", id);
   EXPECT_EQ(out.verdict, Verdict::kFail);
   EXPECT_NE(message(out).find("the call failed"), std::string::npos) << message(out);
+}
+
+TEST_F(ExhaustiveUnaryTest, ADeviceWithoutTheKernelIsNotSupportedBeforeAnyCall) {
+  RuntimeOptions o;
+  o.builtin_adapters = {&noexp_adapter_get_api};
+  Runtime noexp(o);
+  const CaseOutcome out = run_on(noexp, "noexp", exhaustive_f32_case("exp", 0x3f800000, 16));
+  EXPECT_EQ(out.verdict, Verdict::kNotSupported);
+  EXPECT_EQ(message(out), "noexp:0 has no kernel for exp(f32, f32)");
+  // Its other kernels run.
+  EXPECT_EQ(run_on(noexp, "noexp", exhaustive_f32_case("log", 0x3f800000, 16)).verdict,
+            Verdict::kPass);
 }
 
 TEST_F(ExhaustiveUnaryTest, TheLastInputsBelow2To32Run) {
@@ -324,14 +411,17 @@ TEST_F(ExhaustiveUnaryTest, ExhaustiveCasesMustSplit2To32Evenly) {
 }
 
 TEST_F(ExhaustiveUnaryTest, BadIdsFailAsHarnessErrors) {
-  for (const char* id : {"exp/f32/16/exhaustive+from=0xfffffff8/seed=1",  // past 2^32
-                         "exp/f32/16/exhaustive/seed=1",                  // no from=
-                         "exp/f32/16/exhaustive+from=12/seed=1",          // not hex
-                         "neg/f32/16/exhaustive+from=0x00000000/seed=1",  // not in the list
-                         "exp/f32/4x4/exhaustive+from=0x00000000/seed=1",
-                         "exp/f32/0/exhaustive+from=0x00000000/seed=1",  // no inputs
-                         "exp/f32/16/exhaustive+from=00000000/seed=1",   // no 0x
-                         "exp/f32/16/exhaustive+from=0x0000000g/seed=1"}) {
+  for (const char* id :
+       {"exp/f32/16/exhaustive+from=0xfffffff8/seed=1",  // past 2^32
+        "exp/f32/16/exhaustive/seed=1",                  // no from=
+        "exp/f32/16/exhaustive+from=12/seed=1",          // not hex
+        "neg/f32/16/exhaustive+from=0x00000000/seed=1",  // not in the list
+        "exp/f32/4x4/exhaustive+from=0x00000000/seed=1",
+        "exp/f32/0/exhaustive+from=0x00000000/seed=1",  // no inputs
+        "exp/f32/16/exhaustive+from=00000000/seed=1",   // no 0x
+        "exp/f32/16/exhaustive+from=0x0000000g/seed=1",
+        // Not as exhaustive_f32_case writes it (one id per case):
+        "exp/f32/16/exhaustive+from=0x0/seed=1", "exp/f32/16/exhaustive+from=0x3F800000/seed=1"}) {
     const CaseOutcome out = run("cpu", id);
     EXPECT_EQ(out.verdict, Verdict::kFail) << id;
     EXPECT_NE(message(out).find("harness: cannot build the case"), std::string::npos) << id;
