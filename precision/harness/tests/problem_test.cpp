@@ -289,28 +289,52 @@ TEST(Problem, TensorsAreNamedAsTheContractNamesThem) {
   EXPECT_EQ(tensor_name(p, 6), "#6");
 }
 
+// Why building the case `id` was refused ("" if it was not).
+std::string refusal(const std::string& id, HostOpFn oracle = kOracle) {
+  try {
+    build_problem(parse_case_id(id), oracle);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << id;
+    return e.message();
+  }
+  return "";
+}
+
 TEST(Problem, InvalidSpecsAreRefusedNamingTheProblem) {
-  auto message = [](const char* id) {
-    try {
-      build_problem(parse_case_id(id), kOracle);
-    } catch (const Error& e) {
-      return e.message();
-    }
-    return std::string();
-  };
-  EXPECT_NE(message("gemm/f32/4x4/seed=1").find("MxNxK"), std::string::npos);
-  EXPECT_NE(message("layernorm/f32/4x4/strided/seed=1").find("contiguous"), std::string::npos);
-  EXPECT_NE(message("rotary_embedding/f32/4x2x5/seed=1").find("even"), std::string::npos);
-  EXPECT_NE(message("cast/f32/4/to=f99/seed=1").find("f99"), std::string::npos);
-  EXPECT_NE(message("exp/f32/4x4/broadcast/seed=1").find("binary"), std::string::npos);
-  EXPECT_NE(message("add/f32/16/broadcast/seed=1").find("rank >= 2"), std::string::npos);
+  EXPECT_NE(refusal("rotary_embedding/f32/4x2x5/seed=1").find("even"), std::string::npos);
+  EXPECT_NE(refusal("cast/f32/4/to=f99/seed=1").find("f99"), std::string::npos);
+  EXPECT_NE(refusal("exp/f32/4x4/broadcast/seed=1").find("binary"), std::string::npos);
+  EXPECT_NE(refusal("add/f32/16/broadcast/seed=1").find("rank >= 2"), std::string::npos);
   // broadcast needs exactly (a, b, out): not gemm's (a, b, c, y), not a
   // unary backward's (dy, x, dx).
-  EXPECT_NE(message("gemm/f32/4x4x4/broadcast/seed=1").find("binary"), std::string::npos);
-  EXPECT_NE(message("gelu_backward/f32/4x4/broadcast/seed=1").find("binary"), std::string::npos);
-  EXPECT_NE(message("add/f32/4x4/strided+broadcast/seed=1").find("not strided"), std::string::npos);
-  EXPECT_NE(message("exp/f32/scalar/seed=1").find("at least one dimension"), std::string::npos);
-  EXPECT_NE(message("nosuchop/f32/4/seed=1").find("unknown op 'nosuchop'"), std::string::npos);
+  EXPECT_NE(refusal("gemm/f32/4x4x4/broadcast/seed=1").find("binary"), std::string::npos);
+  EXPECT_NE(refusal("gelu_backward/f32/4x4/broadcast/seed=1").find("binary"), std::string::npos);
+  EXPECT_NE(refusal("add/f32/4x4/strided+broadcast/seed=1").find("not strided"), std::string::npos);
+  EXPECT_NE(refusal("exp/f32/scalar/seed=1").find("at least one dimension"), std::string::npos);
+  EXPECT_NE(refusal("nosuchop/f32/4/seed=1").find("unknown op 'nosuchop'"), std::string::npos);
+  // Whole messages: the case's id, then why (the op first, then what it takes).
+  EXPECT_EQ(refusal("exp/i32/4/seed=1"), "case 'exp/i32/4/seed=1': exp does not take dtype i32");
+  EXPECT_EQ(refusal("gemm/f32/4x4/seed=1"),
+            "case 'gemm/f32/4x4/seed=1': gemm takes dims MxNxK or BxMxNxK");
+  EXPECT_EQ(refusal("layernorm/f32/4x4/strided/seed=1"),
+            "case 'layernorm/f32/4x4/strided/seed=1': layernorm (norm) takes only contiguous "
+            "tensors");
+}
+
+// The backward cases' saved inputs are the oracle's forward results: without
+// an oracle they are refused naming that forward op (the whole message: the
+// case's id, then why). Other cases need none.
+TEST(Problem, DerivedInputsWithoutAnOracleAreRefusedNamingTheForwardOp) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"softmax_backward/f32/4x8/seed=1", "softmax"},
+      {"log_softmax_backward/f32/4x8/seed=1", "log_softmax"},
+      {"layernorm_backward/f32/4x8/seed=1", "layernorm"},
+      {"rmsnorm_backward/f32/4x8/seed=1", "rmsnorm"},
+      {"attention_backward/f32/1x2x6x8/seed=1", "attention"}};
+  for (const auto& [id, forward] : cases)
+    EXPECT_EQ(refusal(id, nullptr),
+              fmt::format("case '{}': deriving inputs needs the oracle's {}", id, forward));
+  EXPECT_EQ(refusal("add/f32/4x4/broadcast/seed=1", nullptr), "");
 }
 
 // Largest |value| of a tensor.
