@@ -11,7 +11,7 @@ constexpr uint8_t kCanary = 0xFF;
 
 DeviceTensor::DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload,
                            bool broadcast)
-    : device_(device), dtype_(host.dtype), shape_(host.shape) {
+    : dtype_(host.dtype), shape_(host.shape) {
   const uint64_t es = dtype_size(dtype_);
   if (!strided || shape_.empty()) {
     strides_ = row_major_strides(shape_);
@@ -64,7 +64,7 @@ std::vector<uint64_t> DeviceTensor::element_offsets() const {
 }
 
 TensorView DeviceTensor::view() const {
-  return TensorView(device_, buffer_.handle(), dtype_, shape_, strides_, byte_offset_);
+  return TensorView(buffer_, dtype_, shape_, strides_, byte_offset_);
 }
 
 HostTensor DeviceTensor::download() const {

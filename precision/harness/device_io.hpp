@@ -31,6 +31,8 @@ class DeviceTensor {
   DeviceTensor(const Device& device, const HostTensor& host, bool strided, bool upload,
                bool broadcast = false);
 
+  // A view of the whole allocation: the dispatcher checks it against the
+  // buffer's size, and memory_size() is that size, guard bands included.
   TensorView view() const;
   // Reads the elements back as doubles.
   HostTensor download() const;
@@ -41,7 +43,6 @@ class DeviceTensor {
 
  private:
   std::vector<uint64_t> element_offsets() const;  // in bytes, row-major order
-  Device device_;
   DType dtype_;
   Shape shape_, strides_;
   uint64_t byte_offset_ = 0;  // of element [0, ..., 0]
