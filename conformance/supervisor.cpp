@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -33,6 +34,29 @@ std::string describe_status(int status) {
   if (WIFEXITED(status)) return fmt::format("worker exited with code {}", WEXITSTATUS(status));
   return "worker ended";
 }
+
+// While it lives, SIGCHLD has its default action if the process was started
+// with it ignored (exec keeps SIG_IGN): the kernel would reap each worker
+// itself, and waitpid could not tell how one ended.
+class ChildrenWaitable {
+ public:
+  ChildrenWaitable() {
+    struct sigaction by_default = {};
+    by_default.sa_handler = SIG_DFL;
+    changed_ = ::sigaction(SIGCHLD, nullptr, &saved_) == 0 &&
+               (saved_.sa_handler == SIG_IGN || (saved_.sa_flags & SA_NOCLDWAIT)) &&
+               ::sigaction(SIGCHLD, &by_default, nullptr) == 0;
+  }
+  ~ChildrenWaitable() {
+    if (changed_) ::sigaction(SIGCHLD, &saved_, nullptr);
+  }
+  ChildrenWaitable(const ChildrenWaitable&) = delete;
+  ChildrenWaitable& operator=(const ChildrenWaitable&) = delete;
+
+ private:
+  struct sigaction saved_ = {};
+  bool changed_ = false;
+};
 
 class Worker {
  public:
@@ -138,12 +162,16 @@ std::string self_executable() {
 
 AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::CaseSpec>& cases,
                        const CertifyOptions& o, const ProgressFn& progress) {
+  const ChildrenWaitable waitable;
   AdapterRun run;
   run.name = adapter;
   run.info = {{"name", adapter}};
   const std::string exe = o.worker_executable.empty() ? self_executable() : o.worker_executable;
-  const auto timeout =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_seconds));
+  // A longer --timeout (1e300, inf) means none: the deadline must stay a
+  // count of nanoseconds that now() can be added to.
+  constexpr double kLongestTimeoutSeconds = 1e9;  // 31 years
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::min(o.timeout_seconds, kLongestTimeoutSeconds)));
   const std::string prefix = repro_prefix(adapter);
   auto record_case = [&](size_t index, nlohmann::json record) {
     run.records[index] = std::move(record);
@@ -190,7 +218,11 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
               std::chrono::duration<double, std::milli>(Clock::now() - current_started).count();
           record_case(current, std::move(record));
           next = current + 1;
-        } else if (!said_hello || next >= cases.size()) {
+        } else if (next >= cases.size()) {
+          // Every case has its record, but the worker never said "done".
+          run.fatal = fmt::format("the worker for '{}' did not finish after its last case: {}",
+                                  adapter, what);
+        } else if (!said_hello) {
           // Died or hung before reaching any case: no point restarting.
           run.fatal =
               fmt::format("the worker for '{}' failed before running a case: {}", adapter, what);
