@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 #include <thread>
@@ -544,6 +545,19 @@ TEST(ShmRing, WrongTokenSizeOrCountersAreRejected) {
 
 // One recv() takes what a small frame and the next ones sent; a short read
 // means the socket is empty for the rest of the pass; bulk reads bypass it.
+// POLYCHIP_COMM_TIMEOUT / certify --timeout may be huge: such a deadline is
+// far away, not (as an out-of-range conversion made it) long past.
+TEST(Deadline, HugeOrInfiniteSecondsAreFarAwayAndNanOrNegativeAreNow) {
+  for (double seconds : {1e300, std::numeric_limits<double>::infinity(), 1e10}) {
+    const Deadline d(seconds);
+    EXPECT_FALSE(d.expired()) << seconds;
+    EXPECT_EQ(d.remaining_ms(1000), 1000) << seconds;
+    EXPECT_EQ(d.earlier(1e300).remaining_ms(1000), 1000) << seconds;
+  }
+  for (double seconds : {-1.0, std::numeric_limits<double>::quiet_NaN(), 0.0})
+    EXPECT_EQ(Deadline(seconds).remaining_ms(1000), 0) << seconds;
+}
+
 TEST(SocketInbox, OneReadTakesSmallFramesAndBulkGoesStraightThrough) {
   SocketPair sp;
   auto socket_empty = [&] {

@@ -36,8 +36,13 @@ std::string sockaddr_text(const sockaddr_storage& ss) {
 
 Deadline::Deadline(double seconds, std::shared_ptr<const std::atomic<bool>> cancel)
     : cancel_(std::move(cancel)) {
-  at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(seconds < 0 ? 0 : seconds));
+  // Longer (POLYCHIP_COMM_TIMEOUT=1e300, inf) means "no deadline": the
+  // nanosecond count must stay one that now() can be added to (out of range,
+  // the conversion gave INT64_MIN here, a deadline long past).
+  constexpr double kLongestSeconds = 1e9;  // 31 years
+  const double bounded = seconds > 0 ? std::min(seconds, kLongestSeconds) : 0;
+  at_ = Clock::now() +
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(bounded));
 }
 
 int Deadline::remaining_ms(int cap_ms) const {
