@@ -11,7 +11,7 @@
 //       });
 //
 // Exit codes: 0 success, 1 a check failed, 2 usage error (CLI11 parse errors
-// are mapped to 2 by main), 3 an internal error (uncaught polychip::Error).
+// are mapped to 2 by main), 3 an internal error (an uncaught polychip::Error or other exception).
 #pragma once
 
 #include <charconv>

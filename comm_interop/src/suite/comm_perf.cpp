@@ -6,7 +6,6 @@
 #include <fstream>
 #include <limits>
 #include <memory>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
