@@ -873,7 +873,7 @@ TEST_F(StoreOnLoopback, StoreDropsConnectionsOfAnotherWorldOrRole) {
   StoreClient other_world("127.0.0.1", port, creds, 1, 3, Deadline(10));
   expect_error([&] { other_world.get("key"); }, StatusCode::kUnavailable,
                "rank 0, which serves the store, is gone");
-  Fd peer = connect_tcp("127.0.0.1", port, Deadline(10));
+  Fd peer = connect_tcp("127.0.0.1", port, Deadline(10), "the store", 1);
   Hello hello;
   hello.role = ConnectionRole::kPeer;
   hello.rank = 1;
@@ -966,6 +966,89 @@ TEST(Bootstrap, StoreClientErrorsSayWhetherRankZeroMayBeGoneOrTimeRanOut) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kDeadlineExceeded) << e.what();
     EXPECT_EQ(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+  }
+}
+
+// A store address that refuses for long is said once on stderr, well before
+// the timeout (a third of it here), naming the address and the error; the
+// timeout's error names them too.
+TEST(Bootstrap, AStoreThatStillRefusesIsReportedOnceBeforeTheTimeout) {
+  uint16_t closed_port = 0;
+  {
+    auto [listener, port] = listen_tcp("127.0.0.1", 0);
+    closed_port = port;
+  }
+  const std::string target = "the rendezvous store at 127.0.0.1:" + std::to_string(closed_port);
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  ::testing::internal::CaptureStderr();
+  expect_error([&] { StoreClient("127.0.0.1", closed_port, creds, 1, 2, Deadline(1.5)); },
+               StatusCode::kDeadlineExceeded, "could not connect to " + target);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  const std::string notice = "rank 1: still cannot connect to " + target + " (Connection refused)";
+  ASSERT_NE(said.find(notice), std::string::npos) << said;
+  EXPECT_EQ(said.find(notice), said.rfind(notice)) << "said more than once: " << said;
+}
+
+// A peer that answers with something other than polychip's handshake (an
+// HTTP server on the port) is named by what it said, not as a bad magic.
+TEST(Handshake, AnotherServiceOnThePortIsNamedByItsAnswer) {
+  SocketPair sp;
+  std::thread web_server([&] {
+    uint8_t hello_bytes[kHelloSize];
+    read_exact(sp.b.get(), hello_bytes, sizeof hello_bytes, Deadline(5), "test");
+    std::string answer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n";
+    answer.resize(kChallengeSize, ' ');
+    write_exact(sp.b.get(), answer.data(), answer.size(), Deadline(5), "test");
+  });
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  Hello hello;
+  hello.world = 2;
+  expect_error([&] { handshake_as_connector(sp.a.get(), hello, creds, Deadline(5), "test peer"); },
+               StatusCode::kFailedPrecondition,
+               "not a polychip handshake (it began \"HTTP/1.1 400\")");
+  web_server.join();
+}
+
+// A rank whose higher peers never connect names each of them once, however
+// many sockets it waited for from each.
+TEST(Transport, AMeshTimeoutNamesEachMissingRankOnce) {
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  std::vector<PeerInfo> peers(3);
+  for (uint32_t r = 0; r < 3; ++r) {
+    peers[r].rank = r;
+    peers[r].address = "127.0.0.1";
+    peers[r].port = port;
+  }
+  TransportOptions quick;
+  quick.timeout_seconds = 0.3;
+  quick.sockets_per_peer = 2;
+  quick.shared_memory = false;
+  expect_error(
+      [&] {
+        Transport(0, peers, std::move(listener), Credentials{{1, 2, 3, 4}, {}}, quick);
+      },
+      StatusCode::kDeadlineExceeded, "timed out waiting for connections from ranks 1 2");
+}
+
+// Every listener is IPv4: an IPv6 literal as the store's or a rank's address
+// is refused naming the variable, not retried until the timeout.
+TEST(Bootstrap, IpV6LiteralAddressesAreRefusedNamingTheVariable) {
+  ::setenv("RANK", "0", 1);
+  ::setenv("WORLD_SIZE", "1", 1);
+  for (const char* address : {"::1", "[::1]", "fe80::1%eth0"}) {
+    ::setenv("MASTER_ADDR", address, 1);
+    expect_error([] { detect_launch(); }, StatusCode::kInvalidArgument,
+                 std::string("MASTER_ADDR='") + address + "': polychip listens on IPv4 only");
+    ::setenv("POLYCHIP_COMM_ADVERTISE_ADDR", address, 1);
+    expect_error([] { CommConfig::from_environment(); }, StatusCode::kInvalidArgument,
+                 std::string("POLYCHIP_COMM_ADVERTISE_ADDR='") + address + "'");
+  }
+  ::setenv("MASTER_ADDR", "localhost", 1);
+  EXPECT_EQ(detect_launch().master_address, "localhost");
+  ::setenv("POLYCHIP_COMM_ADVERTISE_ADDR", "10.0.0.7", 1);
+  EXPECT_EQ(CommConfig::from_environment().advertise_address, "10.0.0.7");
+  for (const char* v : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "POLYCHIP_COMM_ADVERTISE_ADDR"}) {
+    ::unsetenv(v);
   }
 }
 
@@ -1144,6 +1227,38 @@ TEST(Communicator, ARankThatDiesDuringSetUpEndsTheOthersSetUpAtOnce) {
         << "rank " << r << ": " << errors[r];
     EXPECT_LT(seconds[r], 5.0) << "rank " << r;
   }
+}
+
+// Rank 0 advertises an address nobody can reach it on: both ranks run out of
+// time in the mesh and say what they waited for. The store outlives their
+// timeouts, so rank 0 does not see it close first and call itself gone.
+TEST(Communicator, AnUnreachableRankTimesOutNamingWhatEachRankWaitedFor) {
+  CommConfig config;
+  config.timeout_seconds = 1.5;
+  UniqueId id = Communicator::create_unique_id(config);
+  std::string errors[2];
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      CommConfig c = config;
+      if (r == 0) {
+        c.listen_address = "127.0.0.1";
+        c.advertise_address = "127.0.0.2";  // loopback, but not where it listens
+      }
+      try {
+        Communicator comm(id, r, 2, c);
+      } catch (const Error& e) {
+        errors[r] = e.message();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_NE(errors[0].find("rank 0 timed out waiting for connections from ranks 1"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_TRUE(errors[1].find("could not connect to rank 0 at 127.0.0.2:") != std::string::npos ||
+              errors[1].find("rank 0 left the rendezvous") != std::string::npos)
+      << errors[1];
 }
 
 // Rank 1 calls all_reduce with another count (a classic framework bug):

@@ -72,6 +72,18 @@ void read_choice(const char* name, std::initializer_list<const char*> choices, s
               std::string(name) + "='" + v + "': expected one of " + expected);
 }
 
+// Every listener (store, mesh) is IPv4, so an IPv6 literal can never be
+// reached: refused naming the variable rather than retried until the timeout.
+std::string ipv4_host(const char* name, const char* text) {
+  if (std::strpbrk(text, ":[]") != nullptr) {
+    throw_error(StatusCode::kInvalidArgument,
+                std::string(name) + "='" + text +
+                    "': polychip listens on IPv4 only; give an IPv4 address or a host name "
+                    "that has one");
+  }
+  return text;
+}
+
 }  // namespace
 
 CommConfig CommConfig::from_environment() {
@@ -108,7 +120,8 @@ CommConfig CommConfig::from_environment() {
     c.shm_ring_bytes = static_cast<uint64_t>(bytes);
   }
   if (const char* v = env("POLYCHIP_COMM_LISTEN_ADDR")) c.listen_address = v;
-  if (const char* v = env("POLYCHIP_COMM_ADVERTISE_ADDR")) c.advertise_address = v;
+  if (const char* v = env("POLYCHIP_COMM_ADVERTISE_ADDR"))
+    c.advertise_address = ipv4_host("POLYCHIP_COMM_ADVERTISE_ADDR", v);
   return c;
 }
 
@@ -160,7 +173,7 @@ LaunchInfo detect_launch() {
     info.job_key += std::string(".") + env("SLURM_STEP_ID");
   }
   if (const char* a = env("MASTER_ADDR")) {
-    info.master_address = a;
+    info.master_address = ipv4_host("MASTER_ADDR", a);
   } else if (info.launcher == "slurm" &&
              (env("SLURM_STEP_NODELIST") || env("SLURM_JOB_NODELIST"))) {
     info.master_address = first_slurm_host(env("SLURM_STEP_NODELIST") ? env("SLURM_STEP_NODELIST")

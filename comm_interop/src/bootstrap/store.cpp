@@ -57,7 +57,11 @@ void StoreServer::join() {
 }
 
 void StoreServer::serve() {
-  Deadline deadline(timeout_seconds_);
+  // A rank may take one timeout to rendezvous and another to connect its
+  // mesh: the store outlives both, so a rank that runs out of time says
+  // what it waited for instead of every rank seeing the store close (rank
+  // 0 blamed itself as gone). Rank 0 stops it when it ends.
+  Deadline deadline(2 * timeout_seconds_ + kHandshakeSeconds);
   std::map<std::string, std::vector<uint8_t>> data;
   struct Client {
     Fd fd;
@@ -224,7 +228,7 @@ void StoreServer::serve() {
 StoreClient::StoreClient(const std::string& host, uint16_t port, const Credentials& credentials,
                          uint32_t rank, uint32_t world, const Deadline& deadline)
     : deadline_(deadline) {
-  fd_ = connect_tcp(host, port, deadline);
+  fd_ = connect_tcp(host, port, deadline, "the rendezvous store", static_cast<int>(rank));
   Hello hello;
   hello.role = ConnectionRole::kStore;
   hello.rank = rank;

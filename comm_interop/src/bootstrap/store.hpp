@@ -18,7 +18,8 @@ namespace polychip::comm {
 class StoreServer {
  public:
   // Takes a listening socket; serves until `world` ranks added to the
-  // "ready" counter or `timeout_seconds` passed.
+  // "ready" counter, it is destroyed, or twice `timeout_seconds` (the ranks'
+  // timeout: one for the rendezvous, one for the mesh) and a grace passed.
   StoreServer(Fd listener, Credentials credentials, double timeout_seconds);
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;

@@ -7,7 +7,17 @@
 namespace polychip::comm {
 namespace {
 constexpr uint32_t kAcceptedMagic = 0x4b4f4350;  // "PCOK"
+
+// The first bytes of an answer, printable ASCII kept and the rest as '.',
+// so a user sees which service answered ("HTTP/1.1", "SSH-2.0-").
+std::string answer_prefix(const uint8_t* bytes, size_t size) {
+  std::string text;
+  for (size_t i = 0; i < size && i < 12; ++i) {
+    text += bytes[i] >= 0x20 && bytes[i] < 0x7f ? static_cast<char>(bytes[i]) : '.';
+  }
+  return text;
 }
+}  // namespace
 
 void handshake_as_connector(int fd, Hello hello, const Credentials& credentials,
                             const Deadline& deadline, const std::string& peer_name) {
@@ -26,7 +36,17 @@ void handshake_as_connector(int fd, Hello hello, const Credentials& credentials,
                     ": the peer closed the connection before its challenge (it failed or gave up "
                     "on the job, or it belongs to another job or speaks another wire version)");
   }
-  Challenge challenge = parse_challenge(challenge_bytes);
+  Challenge challenge;
+  try {
+    challenge = parse_challenge(challenge_bytes);
+  } catch (const Error& e) {
+    if (e.code() != StatusCode::kDataCorruption) throw;
+    throw_error(StatusCode::kFailedPrecondition,
+                what + ": the answer is not a polychip handshake (it began \"" +
+                    answer_prefix(challenge_bytes, sizeof(challenge_bytes)) +
+                    "\"): another service on that port, or a wrong address or port? (" +
+                    e.message() + ")");
+  }
   Digest expected = acceptor_proof(credentials.secret, hello_bytes, challenge.nonce);
   if (!digests_equal(expected, challenge.proof)) {
     throw_error(StatusCode::kFailedPrecondition,

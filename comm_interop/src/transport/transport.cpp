@@ -205,7 +205,8 @@ void Transport::connect_mesh(Fd listener, const Credentials& credentials) {
   // Connect downwards, accept upwards: no cycle, so no deadlock.
   for (int peer = 0; peer < rank_; ++peer) {
     for (int s = 0; s < sockets; ++s) {
-      Fd fd = connect_tcp(peers_[peer].address, peers_[peer].port, deadline);
+      Fd fd = connect_tcp(peers_[peer].address, peers_[peer].port, deadline,
+                          "rank " + std::to_string(peer), rank_);
       Hello hello;
       hello.role = ConnectionRole::kPeer;
       hello.rank = static_cast<uint32_t>(rank_);
@@ -223,8 +224,9 @@ void Transport::connect_mesh(Fd listener, const Credentials& credentials) {
       if (deadline.expired()) {
         std::string missing;
         for (int peer = rank_ + 1; peer < world; ++peer) {
-          for (int s = 0; s < sockets; ++s) {
-            if (!connections_[peer][s]) missing += " " + std::to_string(peer);
+          const auto& socket = connections_[peer];
+          if (std::find(socket.begin(), socket.end(), nullptr) != socket.end()) {
+            missing += " " + std::to_string(peer);
           }
         }
         throw_error(StatusCode::kDeadlineExceeded,

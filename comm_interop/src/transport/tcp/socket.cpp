@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -110,7 +111,17 @@ Fd adopt_listening_socket(int fd, uint16_t port, const std::string& source) {
   return Fd(fd);
 }
 
-Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline) {
+Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
+               const std::string& peer_name, int my_rank) {
+  const std::string target = peer_name + " at " + host + ":" + std::to_string(port);
+  // A peer that is slow to start is refused for a moment; one that is still
+  // refused or unresolvable after this long is more likely a wrong address
+  // (MASTER_ADDR, POLYCHIP_COMM_ADVERTISE_ADDR), said once instead of
+  // waiting out the whole timeout in silence.
+  const auto notice_at =
+      Clock::now() +
+      std::min<Clock::duration>(std::chrono::seconds(10), (deadline.at() - Clock::now()) / 3);
+  bool noticed = false;
   std::string last_error = "no attempt made";
   int delay_ms = 5;
   do {
@@ -150,12 +161,19 @@ Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline)
       }
       ::freeaddrinfo(res);
     }
+    if (!noticed && Clock::now() >= notice_at && !deadline.expired()) {
+      noticed = true;
+      const std::chrono::duration<double> left = deadline.at() - Clock::now();
+      std::fprintf(stderr,
+                   "polychip comm: rank %d: still cannot connect to %s (%s); retrying until the "
+                   "timeout, %.0f s from now\n",
+                   my_rank, target.c_str(), last_error.c_str(), left.count());
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     delay_ms = std::min(delay_ms * 2, 200);
   } while (!deadline.expired());
-  throw_error(StatusCode::kDeadlineExceeded, "could not connect to " + host + ":" +
-                                                 std::to_string(port) + " before the timeout (" +
-                                                 last_error + ")");
+  throw_error(StatusCode::kDeadlineExceeded,
+              "could not connect to " + target + " before the timeout (" + last_error + ")");
 }
 
 Fd accept_tcp(int listen_fd) {

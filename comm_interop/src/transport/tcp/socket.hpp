@@ -64,8 +64,12 @@ std::pair<Fd, uint16_t> listen_tcp(const std::string& bind_address, uint16_t por
 // the variable `source` in errors) after checking that it listens on `port`;
 // marks it close-on-exec.
 Fd adopt_listening_socket(int fd, uint16_t port, const std::string& source);
-// Connects, retrying refused/unreachable attempts until `deadline`.
-Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline);
+// Connects, retrying refused/unreachable attempts and names that do not
+// resolve (yet) until `deadline`. `peer_name` ("the rendezvous store",
+// "rank 0 (...)") names the far end for rank `my_rank` in errors and in the
+// one notice on stderr that a connection still fails after a while.
+Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
+               const std::string& peer_name, int my_rank);
 Fd accept_tcp(int listen_fd);
 
 void set_nonblocking(int fd, bool on);
