@@ -291,19 +291,34 @@ Device Runtime::device(std::string_view spec) const {
       throw_error(StatusCode::kInvalidArgument,
                   fmt::format("device '{}': '{}' is not a device index", spec, idx));
   }
+  // Why the adapter a spec names ("sim", "sim.faithful") offers no device,
+  // so a user need not run `polychip info` to find a mistyped variable.
+  auto why_adapter_has_none = [&](std::string_view adapter) -> std::string {
+    Impl::Adapter* a = impl_->named(adapter);
+    if (!a) {
+      if (impl_->options.selected_adapters)
+        return fmt::format("; adapter '{}' is not selected by POLYCHIP_ADAPTERS ({})", adapter,
+                           join(*impl_->options.selected_adapters));
+      return "";
+    }
+    if (!impl_->count(*a)) return "; " + a->refusal;
+    if (!a->devices.empty() || a->info.unavailable_reason.empty()) return "";
+    return fmt::format("; adapter '{}' has no devices: {}", adapter, a->info.unavailable_reason);
+  };
   if (const Impl::Adapter* a = impl_->counted_adapter(name)) {
     if (index < static_cast<int>(a->devices.size())) return a->devices[index];
     throw_error(StatusCode::kNotFound,
-                fmt::format("adapter '{}' has {} device(s); there is no device {}", name,
-                            a->devices.size(), index));
+                fmt::format("adapter '{}' has {} device(s); there is no device {}{}", name,
+                            a->devices.size(), index, why_adapter_has_none(name)));
   }
   if (spec.find(':') == std::string_view::npos)
     if (auto d = find_device_type(spec)) return *d;
   std::vector<std::string> known;
   for (const auto& d : devices()) known.push_back(d.label() + " (" + d.device_type() + ")");
   throw_error(StatusCode::kNotFound,
-              fmt::format("no device '{}'; devices: {}", spec,
-                          known.empty() ? std::string("none") : join(known)));
+              fmt::format("no device '{}'; devices: {}{}", spec,
+                          known.empty() ? std::string("none") : join(known),
+                          why_adapter_has_none(name.substr(0, name.find('.')))));
 }
 
 Dispatcher& Runtime::dispatcher() { return *impl_->dispatcher; }

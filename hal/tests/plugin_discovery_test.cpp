@@ -90,6 +90,8 @@ TEST(PluginDiscoveryTest, AnAdapterWithABadDeviceTypeIsRefusedWhenFirstAsked) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kNotFound);
     EXPECT_NE(std::string(e.what()).find("no device 'testbadtype'"), std::string::npos) << e.what();
+    // ...and why: the refusal, so a user need not run `polychip info`.
+    EXPECT_NE(std::string(e.what()).find("'MyChip.X1'"), std::string::npos) << e.what();
   }
   EXPECT_NE(reason_for(rt, "libtestplug_bad_device_type.so").find("'MyChip.X1'"),
             std::string::npos);
@@ -103,6 +105,17 @@ TEST(PluginDiscoveryTest, SelectionKeepsOnlyNamedAdaptersAndReportsUnknownNames)
   ASSERT_EQ(rt.adapters().size(), 1u);
   EXPECT_EQ(rt.adapters()[0].name, "testminor");
   EXPECT_NE(reason_for(rt, "POLYCHIP_ADAPTERS").find("'nosuch'"), std::string::npos);
+  for (const char* spec : {"testplug", "testplug.v1"}) {
+    try {
+      rt.device(spec);
+      ADD_FAILURE() << spec << ": an adapter left out gave a device";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "adapter 'testplug' is not selected by POLYCHIP_ADAPTERS (testminor, nosuch)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 const AdapterInfo* adapter_named(const Runtime& rt, const std::string& name) {
@@ -142,7 +155,24 @@ TEST(PluginDiscoveryTest, AFolderOfVersionedNamesDevicelessAdaptersAndStrayFiles
   EXPECT_EQ(nodev->device_count, 0);
   EXPECT_EQ(nodev->unavailable_reason, "no test chip in this machine");
   EXPECT_EQ(adapter_named(rt, "testnodevsilent")->unavailable_reason, "no devices");
-  EXPECT_THROW(rt.device("testnodev"), Error);
+  // Asked for one of its devices, the error says why it has none.
+  for (const char* spec : {"testnodev", "testnodev:0", "testnodev.model"}) {
+    try {
+      rt.device(spec);
+      ADD_FAILURE() << spec << ": a deviceless adapter gave a device";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "adapter 'testnodev' has no devices: no test chip in this machine"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  try {
+    rt.device("testedge:1");
+    ADD_FAILURE() << "a device past the adapter's last was given";
+  } catch (const Error& e) {  // it has devices: nothing more to say
+    EXPECT_TRUE(std::string(e.what()).ends_with("there is no device 1")) << e.what();
+  }
 }
 
 TEST(PluginDiscoveryTest, MissingFolderIsReportedNotFatal) {
