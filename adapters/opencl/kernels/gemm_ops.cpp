@@ -24,8 +24,11 @@ bool overlaps(const polychip_tensor& x, const polychip_tensor& y) {
 
 GemmKernel gemm_kernel_from_environment() {
   const char* v = std::getenv("POLYCHIP_OPENCL_GEMM");
-  if (v && std::strcmp(v, "naive") == 0) return GemmKernel::kNaive;
-  return GemmKernel::kTiled;
+  if (!v || !*v || std::strcmp(v, "tiled") == 0) return GemmKernel::kTiled;
+  if (std::strcmp(v, "naive") == 0) return GemmKernel::kNaive;
+  // A misspelt "naiv" must not silently time the tiled kernel.
+  opencl_family::fail(POLYCHIP_INVALID_ARGUMENT,
+                      fmt::format("POLYCHIP_OPENCL_GEMM='{}': expected tiled or naive", v));
 }
 
 void run_gemm(const KernelCall& call) {

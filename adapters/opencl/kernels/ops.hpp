@@ -34,7 +34,8 @@ void run_attention_backward(const KernelCall& call);
 // Which GEMM kernel runs, from the environment variable POLYCHIP_OPENCL_GEMM
 // (read on every call, so a benchmark compares them in one process):
 // "tiled" (default: 64x64 local-memory tiles, 8x8 outputs per work-item)
-// or "naive" (one full dot product per work-item, kept for comparison).
+// or "naive" (one full dot product per work-item, kept for comparison);
+// any other value fails the call (INVALID_ARGUMENT, naming the variable).
 enum class GemmKernel { kTiled, kNaive };
 GemmKernel gemm_kernel_from_environment();
 

@@ -156,6 +156,29 @@ TEST_F(OpenclRuntime, GemmMayWriteItsOwnInput) {
     ASSERT_EQ(out[i], 2 * static_cast<double>(static_cast<float>(av[i]))) << i;
 }
 
+// The benchmark's kernel switch takes its two names; a misspelt one fails
+// the call naming the variable instead of timing the tiled kernel.
+TEST_F(OpenclRuntime, GemmKernelSwitchRefusesAnUnknownName) {
+  OpRunner r(test_runtime(), dev_);
+  const std::vector<HostTensor> in = {
+      {DType::kF32, {1, 1}, {3}}, {DType::kF32, {1, 1}, {5}}, {DType::kF32, {1, 1}, {0}}};
+  for (const char* name : {"tiled", "naive", ""}) {
+    ::setenv("POLYCHIP_OPENCL_GEMM", name, 1);
+    EXPECT_EQ(r.run("gemm", in, {{DType::kF32, {1, 1}, {}}}, attrs_of("gemm"))[0][0], 15) << name;
+  }
+  ::setenv("POLYCHIP_OPENCL_GEMM", "naiv", 1);
+  try {
+    r.run("gemm", in, {{DType::kF32, {1, 1}, {}}}, attrs_of("gemm"));
+    ADD_FAILURE() << "an unknown GEMM kernel name was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("POLYCHIP_OPENCL_GEMM='naiv': expected tiled or naive"),
+              std::string::npos)
+        << e.what();
+  }
+  ::unsetenv("POLYCHIP_OPENCL_GEMM");
+}
+
 TEST_F(OpenclRuntime, F64SqrtMatchesTheHostsCorrectlyRoundedSqrtAndGeluSiluLimits) {
   OpRunner r(test_runtime(), dev_);
   std::vector<double> x = random_values(4000, 11, 0, 1000);
