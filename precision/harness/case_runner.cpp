@@ -18,11 +18,11 @@
 namespace polychip::precision {
 namespace {
 
-// Tolerance key: variants that legitimately change the numerics have
-// their own entries ("gemm:tf32", "gemm:rpr").
+// Tolerance key: the op, or "gemm:<variant>" for a case of that variant.
 std::string tolerance_key(const CaseSpec& spec) {
-  if (spec.op == "gemm" && spec.has("tf32")) return "gemm:tf32";
-  if (spec.op == "gemm" && spec.has("rpr")) return "gemm:rpr";
+  if (spec.op == "gemm")
+    for (std::string_view variant : kGemmToleranceVariants)
+      if (spec.has(std::string(variant))) return "gemm:" + std::string(variant);
   return spec.op;
 }
 

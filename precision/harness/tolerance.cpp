@@ -1,9 +1,13 @@
 #include "tolerance.hpp"
 
+#include <algorithm>
+#include <initializer_list>
+
 #include <fmt/format.h>
 
 #include "json_data_file.hpp"
 #include "polychip/error.hpp"
+#include "polychip/op_contract.hpp"
 
 namespace polychip::precision {
 
@@ -31,6 +35,28 @@ bool per_dtype(const nlohmann::json& section, DType dtype, double& out) {
   return false;
 }
 
+// Every key of `obj` is one of `known`: a misspelt key ("rtool") would
+// otherwise leave the tolerance it meant to set at its default, unseen.
+void only_keys(const std::string& origin, const nlohmann::json& obj, const std::string& where,
+               std::initializer_list<std::string_view> known) {
+  for (auto& [key, value] : obj.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string names;
+    for (std::string_view k : known) names += fmt::format("{}{}", names.empty() ? "" : ", ", k);
+    bad(origin, fmt::format("'{}': unknown key '{}' (known: {})", where, key, names));
+  }
+}
+
+// An op of the contract, or "gemm:<variant>" where `variants` allows it.
+bool known_op_key(const std::string& key, bool variants) {
+  const auto colon = key.find(':');
+  if (colon == std::string::npos) return find_op(key) != nullptr;
+  if (!variants || key.substr(0, colon) != "gemm") return false;
+  const std::string_view variant = std::string_view(key).substr(colon + 1);
+  return std::find(std::begin(kGemmToleranceVariants), std::end(kGemmToleranceVariants), variant) !=
+         std::end(kGemmToleranceVariants);
+}
+
 }  // namespace
 
 std::string_view tolerance_mode_name(ToleranceMode m) {
@@ -49,10 +75,26 @@ ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string 
   if (!doc.is_object()) bad(origin, "the document must be a JSON object");
   if (!has_schema(doc, "polychip.tolerances/1"))
     bad(origin, "'schema' must be \"polychip.tolerances/1\"");
+  only_keys(origin, doc, "the document", {"schema", "about", "defaults", "ulp_bounds", "ops"});
+  if (!doc.contains("defaults") || !doc["defaults"].is_object())
+    bad(origin, "'defaults' must be an object");
+  only_keys(origin, doc["defaults"], "defaults", {"rtol", "atol_factor", "quality"});
   for (const char* section : {"rtol", "atol_factor"})
-    if (!doc.contains("defaults") || !doc["defaults"].contains(section) ||
-        !doc["defaults"][section].is_object())
+    if (!doc["defaults"].contains(section) || !doc["defaults"][section].is_object())
       bad(origin, fmt::format("'defaults.{}' must be an object of dtype -> number", section));
+  if (doc["defaults"].contains("quality")) {
+    const nlohmann::json& quality = doc["defaults"]["quality"];
+    if (!quality.is_object()) bad(origin, "'defaults.quality' must be an object");
+    only_keys(origin, quality, "defaults.quality", {"ratio", "floor"});
+    // ratio: how many times the NVIDIA emulation's error a warning takes,
+    // floor: the fraction of the tolerance below which none is given.
+    if (quality.contains("ratio") &&
+        (!quality["ratio"].is_number() || !(quality["ratio"].get<double>() > 0)))
+      bad(origin, "'defaults.quality.ratio' must be a positive number");
+    if (quality.contains("floor") &&
+        (!quality["floor"].is_number() || !(quality["floor"].get<double>() >= 0)))
+      bad(origin, "'defaults.quality.floor' must be a non-negative number");
+  }
   for (const char* section : {"ulp_bounds", "ops"})
     if (doc.contains(section) && !doc[section].is_object())
       bad(origin, fmt::format("'{}' must be an object keyed by op name", section));
@@ -73,13 +115,29 @@ ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string 
   check_numbers(doc["defaults"]["atol_factor"], "defaults.atol_factor");
   if (doc.contains("ulp_bounds"))
     for (auto& [op, bounds] : doc["ulp_bounds"].items()) {
+      if (!known_op_key(op, false))
+        bad(origin, fmt::format("'ulp_bounds.{}': no op '{}' in the contract", op, op));
       if (!bounds.is_object()) bad(origin, fmt::format("'ulp_bounds.{}' must be an object", op));
       check_numbers(bounds, "ulp_bounds." + op);
     }
   if (doc.contains("ops"))
-    for (auto& [op, entry] : doc["ops"].items())
-      for (const char* section : {"rtol", "atol_factor"})
-        if (entry.contains(section)) check_numbers(entry[section], "ops." + op + "." + section);
+    for (auto& [op, entry] : doc["ops"].items()) {
+      if (!known_op_key(op, true)) {
+        std::string variants;
+        for (std::string_view v : kGemmToleranceVariants) variants += fmt::format(", gemm:{}", v);
+        bad(origin, fmt::format("'ops.{}': no op '{}' in the contract (variants{})", op, op,
+                                variants.replace(0, 1, ":")));
+      }
+      if (!entry.is_object()) bad(origin, fmt::format("'ops.{}' must be an object", op));
+      only_keys(origin, entry, "ops." + op, {"rtol", "atol_factor", "about"});
+      for (const char* section : {"rtol", "atol_factor"}) {
+        if (!entry.contains(section)) continue;
+        const std::string where = "ops." + op + "." + section;
+        if (!entry[section].is_object())
+          bad(origin, fmt::format("'{}' must be an object of dtype -> number", where));
+        check_numbers(entry[section], where);
+      }
+    }
   ToleranceTable t;
   t.doc_ = doc;
   t.origin_ = std::move(origin);

@@ -18,6 +18,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -56,6 +57,10 @@ class ToleranceTable {
   nlohmann::json doc_;
   std::string origin_;
 };
+
+// GEMM variants that legitimately change the numerics have their own
+// tolerance entries, "gemm:<variant>" (the case flag of the same name).
+inline constexpr std::string_view kGemmToleranceVariants[] = {"tf32", "rpr"};
 
 nlohmann::json to_json(const Tolerance& t);
 std::string_view tolerance_mode_name(ToleranceMode m);

@@ -1,6 +1,7 @@
 // The shipped data files load, and malformed ones are refused naming the entry.
 #include <cstdio>
 #include <fstream>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -89,6 +90,72 @@ TEST(Tolerances, MalformedTablesAreRefused) {
   EXPECT_NE(error_of([&] { t.lookup("gemm", DType::kF16); }).find("f16"), std::string::npos);
   EXPECT_NE(error_of([] { ToleranceTable::from_file("/nonexistent/t.json"); }).find("/nonexistent"),
             std::string::npos);
+}
+
+// Misspelt keys, ops the contract lacks and fields of the wrong type are
+// refused naming the entry: each would otherwise leave a tolerance at its
+// default unseen, or fail every case of the run at lookup.
+TEST(Tolerances, UnknownKeysOpsAndMistypedFieldsAreRefusedNamingTheEntry) {
+  const json good = {{"schema", "polychip.tolerances/1"},
+                     {"defaults",
+                      {{"rtol", {{"f32", 1e-6}}},
+                       {"atol_factor", {{"f32", 1e-7}}},
+                       {"quality", {{"ratio", 4}, {"floor", 0}}}}},
+                     {"ulp_bounds", {{"exp", {{"f32", 3}}}}},
+                     {"ops",
+                      {{"adamw", {{"rtol", {{"f32", 1e-4}}}, {"about", "why"}}},
+                       {"gemm:tf32", {{"atol_factor", {{"*", 1e-3}}}}},
+                       {"gemm:rpr", {{"rtol", {{"bf16", 1e-2}}}}}}}};
+  EXPECT_NO_THROW(ToleranceTable::from_json(good, "t"));
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& d) { d["extra"] = 1; }, "'the document': unknown key 'extra'"},
+      {[](json& d) { d["defaults"] = 1; }, "'defaults' must be an object"},
+      {[](json& d) { d["defaults"]["rtoll"] = json::object(); }, "'defaults': unknown key 'rtoll'"},
+      {[](json& d) { d["defaults"]["quality"] = "x"; }, "'defaults.quality' must be an object"},
+      {[](json& d) { d["defaults"]["quality"]["ratoi"] = 4; },
+       "'defaults.quality': unknown key 'ratoi'"},
+      {[](json& d) { d["defaults"]["quality"]["ratio"] = 0; },
+       "'defaults.quality.ratio' must be a positive number"},
+      {[](json& d) { d["defaults"]["quality"]["ratio"] = "4"; },
+       "'defaults.quality.ratio' must be a positive number"},
+      {[](json& d) { d["defaults"]["quality"]["floor"] = -0.5; },
+       "'defaults.quality.floor' must be a non-negative number"},
+      {[](json& d) {
+         d["ulp_bounds"]["expp"] = {{"f32", 3}};
+       },
+       "'ulp_bounds.expp': no op 'expp' in the contract"},
+      {[](json& d) {
+         d["ulp_bounds"]["gemm:tf32"] = {{"f32", 3}};
+       },
+       "'ulp_bounds.gemm:tf32': no op"},
+      {[](json& d) {
+         d["ops"]["adam"] = {{"rtol", {{"f32", 1}}}};
+       },
+       "'ops.adam': no op 'adam' in the contract (variants: gemm:tf32, gemm:rpr)"},
+      {[](json& d) {
+         d["ops"]["gemm:fp8"] = {{"rtol", {{"f32", 1}}}};
+       },
+       "'ops.gemm:fp8': no op"},
+      {[](json& d) {
+         d["ops"]["exp:tf32"] = {{"rtol", {{"f32", 1}}}};
+       },
+       "'ops.exp:tf32': no op"},
+      {[](json& d) { d["ops"]["adamw"] = 1e-4; }, "'ops.adamw' must be an object"},
+      {[](json& d) {
+         d["ops"]["adamw"]["rtool"] = {{"f32", 1}};
+       },
+       "'ops.adamw': unknown key 'rtool' (known: rtol, atol_factor, about)"},
+      {[](json& d) { d["ops"]["adamw"]["rtol"] = 1e-4; },
+       "'ops.adamw.rtol' must be an object of dtype -> number"},
+  };
+  for (const auto& [spoil, expected] : cases) {
+    json doc = good;
+    spoil(doc);
+    EXPECT_NE(error_of([&] { ToleranceTable::from_json(doc, "t"); }).find(expected),
+              std::string::npos)
+        << expected << "\n"
+        << error_of([&] { ToleranceTable::from_json(doc, "t"); });
+  }
 }
 
 // What results.json records of a tolerance: the bound of its mode and
