@@ -35,16 +35,9 @@ bool per_dtype(const nlohmann::json& section, DType dtype, double& out) {
   return false;
 }
 
-// Every key of `obj` is one of `known`: a misspelt key ("rtool") would
-// otherwise leave the tolerance it meant to set at its default, unseen.
 void only_keys(const std::string& origin, const nlohmann::json& obj, const std::string& where,
                std::initializer_list<std::string_view> known) {
-  for (auto& [key, value] : obj.items()) {
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    std::string names;
-    for (std::string_view k : known) names += fmt::format("{}{}", names.empty() ? "" : ", ", k);
-    bad(origin, fmt::format("'{}': unknown key '{}' (known: {})", where, key, names));
-  }
+  refuse_unknown_keys("tolerances", origin, obj, where, known);
 }
 
 // An op of the contract, or "gemm:<variant>" where `variants` allows it.

@@ -28,11 +28,21 @@ bool case_matches(const std::string& pattern, const std::string& id) {
   return pattern == id;
 }
 
+// Case ids begin "<op>/": a pattern for another op's cases never matches.
+bool case_can_be_of_op(const std::string& pattern, const std::string& op) {
+  if (pattern.empty() || op == "*") return true;
+  const std::string prefix = op + "/";
+  if (pattern.back() != '*') return pattern.starts_with(prefix);
+  const std::string_view stem = std::string_view(pattern).substr(0, pattern.size() - 1);
+  return stem.starts_with(prefix) || prefix.starts_with(stem);
+}
+
 }  // namespace
 
 WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) {
   if (!has_schema(doc, "polychip.waivers/1"))
     bad(origin, "must be an object with \"schema\": \"polychip.waivers/1\"");
+  refuse_unknown_keys("waivers", origin, doc, "the document", {"schema", "about", "waivers"});
   if (!doc.contains("waivers") || !doc["waivers"].is_array())
     bad(origin, "'waivers' must be an array");
   WaiverList list;
@@ -41,6 +51,9 @@ WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) 
   for (const auto& e : doc["waivers"]) {
     std::string where = fmt::format("waivers[{}]", k++);
     if (!e.is_object()) bad(list.origin_, where + " must be an object");
+    // A misspelt optional key ("cse") would widen the waiver to every case.
+    refuse_unknown_keys("waivers", list.origin_, e, where,
+                        {"adapter", "op", "dtype", "kind", "reason", "reference", "case"});
     Waiver w;
     struct Field {
       const char* key;
@@ -71,6 +84,9 @@ WaiverList WaiverList::from_json(const nlohmann::json& doc, std::string origin) 
         bad(list.origin_, fmt::format("{}.dtype: {}", where, err.message()));
       }
     }
+    if (!case_can_be_of_op(w.case_pattern, w.op))
+      bad(list.origin_, fmt::format("{}.case '{}' names no case of op '{}' (its ids begin '{}/')",
+                                    where, w.case_pattern, w.op, w.op));
     list.waivers_.push_back(std::move(w));
   }
   return list;

@@ -320,6 +320,22 @@ TEST(Waivers, MalformedFilesAreRefusedNamingTheFileEntryAndField) {
   // Optional fields, when present, are strings (a number is no reference).
   EXPECT_EQ(with_entry("reference", 12), "waivers 'w.json': waivers[0].reference must be a string");
   EXPECT_EQ(with_entry("case", true), "waivers 'w.json': waivers[0].case must be a string");
+  // A misspelt optional key would widen the waiver to every case: refused.
+  EXPECT_EQ(with_entry("cse", "gemm/f16/8x8x8/seed=1"),
+            "waivers 'w.json': 'waivers[0]': unknown key 'cse' (known: adapter, op, dtype, kind, "
+            "reason, reference, case)");
+  json extra = good;
+  extra["waiver"] = json::array();
+  EXPECT_TRUE(
+      starts_with(refusal(extra), "waivers 'w.json': 'the document': unknown key 'waiver'"));
+  // A case pattern of another op's cases could never match.
+  for (const char* other : {"exp/f16/8/seed=1", "exp/*", "gem/*", "gemmx/*"}) {
+    EXPECT_EQ(with_entry("case", other),
+              std::string("waivers 'w.json': waivers[0].case '") + other +
+                  "' names no case of op 'gemm' (its ids begin 'gemm/')");
+  }
+  for (const char* of_gemm : {"gemm/*", "gem*", "*", "gemm/f16/*"})
+    EXPECT_EQ(with_entry("case", of_gemm), "") << of_gemm;
   json second_bad = good;
   second_bad["waivers"].push_back(1);
   EXPECT_EQ(refusal(second_bad), "waivers 'w.json': waivers[1] must be an object");
