@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "atomic_file.hpp"
+#include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
 #include "verdict.hpp"
 

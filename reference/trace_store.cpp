@@ -1,12 +1,12 @@
 #include "reference/trace_store.hpp"
 
-#include <unistd.h>
-
 #include <array>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "polychip/atomic_file.hpp"
 
 namespace polychip::reference {
 namespace {
@@ -155,23 +155,7 @@ void TraceStore::write(const std::filesystem::path& path) const {
                        {"outputs", outputs}});
   }
   doc["records"] = std::move(records);
-  std::filesystem::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << doc.dump(1) << '\n';
-    f.close();
-    if (!f)
-      throw_error(StatusCode::kUnavailable,
-                  fmt::format("cannot write trace file {}", tmp.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw_error(StatusCode::kUnavailable,
-                fmt::format("cannot move trace file into place at {}", path.string()));
-  }
+  write_file_atomically(path.string(), doc.dump(1) + "\n");
 }
 
 TraceStore TraceStore::read(const std::filesystem::path& path) {

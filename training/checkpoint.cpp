@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "atomic_file.hpp"
 #include "npy_file.hpp"
+#include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
 #include "safetensors.hpp"
 
@@ -85,7 +85,6 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer) {
   std::vector<NamedTensor> weights;
   for (const ParamInfo& p : layout.params())
     weights.push_back({p.name, "F32", p.shape, f32_bytes(slice(state.params, p))});
-  using conformance::write_file_atomically;
   write_file_atomically(dir + "/model.safetensors",
                         encode_safetensors(weights, {{"format", "pt"}}));
   write_file_atomically(dir + "/config.json",

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.hpp"
 #include "checkpoint.hpp"
 #include "gpt2_params.hpp"
 #include "hal_ops.hpp"
+#include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 #include "reference_trace.hpp"
@@ -149,7 +149,7 @@ LossEnvelope parse_envelope(const nlohmann::json& j) {
 }
 
 void write_envelope(const std::string& path, const LossEnvelope& envelope) {
-  conformance::write_file_atomically(path, envelope_json(envelope).dump(1) + "\n");
+  write_file_atomically(path, envelope_json(envelope).dump(1) + "\n");
 }
 
 LossEnvelope read_envelope(const std::string& path) {

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.hpp"
 #include "checkpoint.hpp"
+#include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
 
 #ifndef POLYCHIP_VERSION
@@ -130,7 +130,7 @@ ReferenceTrace parse_trace(const nlohmann::json& j) {
 }
 
 void write_trace(const std::string& path, const ReferenceTrace& trace) {
-  conformance::write_file_atomically(path, trace_json(trace).dump(1) + "\n");
+  write_file_atomically(path, trace_json(trace).dump(1) + "\n");
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {

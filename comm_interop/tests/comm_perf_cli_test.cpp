@@ -1,8 +1,11 @@
 // `polychip comm-perf` as a user runs it: bad command lines are refused once
 // with exit code 2 before any rank starts, a failing rank names itself, and
 // the columns say "none" / -1 / "n/a" where a value would be meaningless.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -100,6 +103,37 @@ TEST(CommPerfCli, AFailingRankNamesItselfAndExitsWithThree) {
   EXPECT_NE(o.output.find("rank 0: POLYCHIP_COMM_TRANSPORT='bogus'"), std::string::npos)
       << o.output;
   EXPECT_NE(o.output.find("rank 1: POLYCHIP_COMM_TRANSPORT='bogus'"), std::string::npos)
+      << o.output;
+}
+
+// --json replaces its file whole (written beside it, then renamed), and a
+// folder it cannot write in is named with the failing call.
+TEST(CommPerfCli, JsonResultsReplaceTheFileWholeAndAnUnwritableOneIsNamed) {
+  char dir_template[] = "/tmp/polychip_comm_perf_json_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template, path = dir + "/perf.json";
+  FILE* old = std::fopen(path.c_str(), "w");
+  ASSERT_NE(old, nullptr);
+  std::fputs("an older, longer file that a partial write would leave a tail of ...........", old);
+  std::fclose(old);
+  Outcome o = polychip("--np 2 -b 8 -e 8 -w 0 -n 1 -J " + path);
+  ASSERT_EQ(o.code, 0) << o.output;
+  FILE* f = std::fopen(path.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  EXPECT_EQ(text.rfind("{", 0), 0u) << text;
+  EXPECT_EQ(text.substr(text.size() - 2), "}\n") << text;
+  EXPECT_EQ(std::system(("test \"$(ls -A " + dir + ")\" = perf.json").c_str()), 0)
+      << "a temporary file was left beside it";
+  std::remove(path.c_str());
+  ::rmdir(dir.c_str());
+  o = polychip("--np 2 -b 8 -e 8 -w 0 -n 1 -J /nonexistent_polychip_dir/perf.json");
+  EXPECT_EQ(o.code, 3) << o.output;
+  EXPECT_NE(o.output.find("cannot write '/nonexistent_polychip_dir/perf.json': mkstemp"),
+            std::string::npos)
       << o.output;
 }
 

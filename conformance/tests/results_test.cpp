@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "atomic_file.hpp"
 #include "polychip/error.hpp"
 #include "profiles.hpp"
 #include "results.hpp"
@@ -26,29 +25,6 @@ size_t count_lines_starting(const std::string& text, const std::string& prefix) 
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) n += line.rfind(prefix, 0) == 0;
   return n;
-}
-
-TEST(AtomicFile, WritesReplacesAndLeavesNoTemporaries) {
-  fs::path dir = fs::temp_directory_path() / ("polychip_atomic_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string path = (dir / "results.json").string();
-  write_file_atomically(path, "first");
-  EXPECT_EQ(slurp(path), "first");
-  write_file_atomically(path, "second, longer");
-  EXPECT_EQ(slurp(path), "second, longer");
-  size_t files = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    ++files;
-    EXPECT_EQ(e.path().filename(), "results.json");
-  }
-  EXPECT_EQ(files, 1u);
-  fs::remove_all(dir);
-  try {
-    write_file_atomically("/nonexistent_dir_polychip/x.json", "x");
-    FAIL() << "writing into a missing folder succeeded";
-  } catch (const Error& e) {
-    EXPECT_NE(e.message().find("/nonexistent_dir_polychip/x.json"), std::string::npos);
-  }
 }
 
 AdapterRun make_run(const std::string& name, std::vector<std::string> verdicts) {

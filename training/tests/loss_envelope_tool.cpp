@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "alignment.hpp"
-#include "atomic_file.hpp"
 #include "loss_envelope.hpp"
+#include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 #include "reference_trace.hpp"
@@ -34,12 +34,12 @@ int run(const std::vector<std::string>& args) {
     const std::string device_type = Runtime::global().device(args[1]).device_type();
     const EnvelopeMember m = record_envelope_member(Runtime::global(), args[1], args[2],
                                                     std::stoll(args[3]), std::stoull(args[4]));
-    conformance::write_file_atomically(args[5], nlohmann::json{{"preset", args[2]},
-                                                               {"device_type", device_type},
-                                                               {"init_seed", m.init_seed},
-                                                               {"loss", m.loss}}
-                                                        .dump(1) +
-                                                    "\n");
+    write_file_atomically(args[5], nlohmann::json{{"preset", args[2]},
+                                                  {"device_type", device_type},
+                                                  {"init_seed", m.init_seed},
+                                                  {"loss", m.loss}}
+                                           .dump(1) +
+                                       "\n");
     return 0;
   }
   if (args.size() >= 4 && args[0] == "combine") {

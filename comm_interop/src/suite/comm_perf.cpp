@@ -3,12 +3,12 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
+#include "polychip/atomic_file.hpp"
 #include "polychip/comm/case_runner.hpp"
 #include "polychip/comm/communicator.hpp"
 #include "polychip/comm/local_launcher.hpp"
@@ -170,9 +170,7 @@ int run_rank(const PerfOptions& o) {
                 wrong_total ? "FAILED" : "OK");
     doc["wrong_total"] = wrong_total;
     if (!o.json_path.empty()) {
-      std::ofstream f(o.json_path);
-      f << doc.dump(2) << "\n";
-      if (!f) throw_error(StatusCode::kUnavailable, "cannot write --json file " + o.json_path);
+      write_file_atomically(o.json_path, doc.dump(2) + "\n");
     }
     std::fflush(stdout);
   }

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-namespace polychip::conformance {
+namespace polychip {
 
 // Throws Error(UNAVAILABLE) naming the path and the failing call.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
-}  // namespace polychip::conformance
+}  // namespace polychip

@@ -1,4 +1,4 @@
-#include "atomic_file.hpp"
+#include "polychip/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 
 #include "polychip/error.hpp"
 
-namespace polychip::conformance {
+namespace polychip {
 namespace {
 
 [[noreturn]] void fail(const std::string& path, const char* call) {
@@ -68,4 +68,4 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   }
 }
 
-}  // namespace polychip::conformance
+}  // namespace polychip
