@@ -4,7 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -16,11 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string contents_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 TEST(AtomicFile, WritesReplacesAndLeavesNoTemporaries) {
@@ -28,9 +26,9 @@ TEST(AtomicFile, WritesReplacesAndLeavesNoTemporaries) {
   fs::create_directories(dir);
   const std::string path = (dir / "results.json").string();
   write_file_atomically(path, "first");
-  EXPECT_EQ(slurp(path), "first");
+  EXPECT_EQ(contents_of(path), "first");
   write_file_atomically(path, "second, longer");
-  EXPECT_EQ(slurp(path), "second, longer");
+  EXPECT_EQ(contents_of(path), "second, longer");
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     ++files;
