@@ -53,7 +53,7 @@ polychip_status python_hook_trampoline(const polychip_hook_args* args) {
     fn(std::string(args->hook_point), std::string(args->device_type), args->device);
     return POLYCHIP_OK;
   } catch (py::error_already_set& e) {
-    python_callback_error() = e.what();
+    python_callback_error() = python_exception_text(e);
     return POLYCHIP_INTERNAL;
   }
 }

@@ -46,4 +46,14 @@ std::string& python_callback_error() {
   return message;
 }
 
+std::string python_exception_text(const py::error_already_set& e) {
+  PyObject* text = PyObject_Str(e.value().ptr());
+  if (!text) {
+    PyErr_Clear();
+    return std::string(Py_TYPE(e.value().ptr())->tp_name) + " (str() of it failed)";
+  }
+  Py_DECREF(text);
+  return e.what();
+}
+
 }  // namespace polychip::python

@@ -246,7 +246,8 @@ polychip_status python_kernel_trampoline(const polychip_kernel_args* args) {
     run_python_kernel(*args);
     return POLYCHIP_OK;
   } catch (py::error_already_set& e) {
-    python_callback_error() = std::string("Python kernel for ") + args->op + " raised " + e.what();
+    python_callback_error() =
+        std::string("Python kernel for ") + args->op + " raised " + python_exception_text(e);
   } catch (const std::exception& e) {
     python_callback_error() = std::string("Python kernel for ") + args->op + ": " + e.what();
   }

@@ -42,6 +42,11 @@ const char* numpy_typestr(DType dtype);
 // thread: the HAL sees only a status code, so the binding that called into
 // the HAL appends this to the error it throws.
 std::string& python_callback_error();
+// What a Python callback raised, for python_callback_error(): its type,
+// message and traceback (pybind11's what()), or only its type name where
+// str() of it fails, as everything does at Python's recursion limit
+// (pybind11 2.10's what() then retries without end, overflowing the stack).
+std::string python_exception_text(const pybind11::error_already_set& e);
 // Calls `f`; a polychip::Error it throws gets the callback's message
 // appended when a Python callback failed underneath it.
 template <typename F>

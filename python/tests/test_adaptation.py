@@ -2,6 +2,9 @@
 callables, and C kernel patches from a patch library (monkey-patch), each
 listed with its origin and removable, and their failure modes."""
 import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -72,6 +75,25 @@ def test_a_second_hook_at_the_same_point_is_refused_and_the_first_stays():
         assert first == [1]
     finally:
         polychip.unregister_hook(hook_id)
+
+
+def test_a_hook_that_invokes_itself_fails_at_the_recursion_limit_without_crashing():
+    # What the innermost hook raised was formatted at Python's recursion
+    # limit, where pybind11 retried str() without end (SIGSEGV); its own
+    # interpreter, so that a crash fails this test only.
+    job = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import sys
+        import polychip
+        cpu = polychip.device("cpu")
+        polychip.register_hook("cpu.host", "train.before_forward",
+                               lambda *a: polychip.invoke_hook("train.before_forward", cpu))
+        sys.setrecursionlimit(300)
+        try:
+            polychip.invoke_hook("train.before_forward", cpu)
+        except polychip.Error as e:
+            print("failed with INTERNAL: RecursionError" in str(e))
+        """)], capture_output=True, text=True, timeout=120)
+    assert (job.returncode, job.stdout) == (0, "True\n"), job.stderr[-2000:]
 
 
 PATCH_LIBRARY = os.environ.get("POLYCHIP_TEST_PATCH_LIBRARY")

@@ -3,6 +3,10 @@ an op's kernel on every device of a type, sees the tensors as NumPy arrays
 (inputs read-only, outputs written in place), gets the attributes by their
 contract names, is listed with its origin and restorable; what it raises
 is an error naming the op and the exception."""
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -159,6 +163,23 @@ def test_what_a_python_kernel_raises_fails_the_call_naming_op_and_exception(patc
     y = polychip.empty([2], device=sim)
     with pytest.raises(polychip.Error, match="Python kernel for exp raised.*the vendor's kernel is broken"):
         polychip.call("exp", x, y)
+
+
+def test_a_python_kernel_that_calls_its_own_op_fails_at_the_recursion_limit_without_crashing():
+    # As the hook of test_adaptation.py: in its own interpreter.
+    job = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import sys
+        import polychip
+        def exp(x, y):
+            polychip.call("exp", polychip.empty([2]), polychip.empty([2]))
+        polychip.patch_kernel("cpu.host", "exp", exp)
+        sys.setrecursionlimit(300)
+        try:
+            exp(None, None)
+        except polychip.Error as e:
+            print("Python kernel for exp raised RecursionError" in str(e))
+        """)], capture_output=True, text=True, timeout=120)
+    assert (job.returncode, job.stdout) == (0, "True\n"), job.stderr[-2000:]
 
 
 def test_a_python_kernel_cannot_write_its_inputs(patch, sim):
