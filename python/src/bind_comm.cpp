@@ -58,6 +58,12 @@ CommBuffer comm_buffer(const py::object& obj, bool written, const char* role) {
                 std::string(role) + ": the collectives need a C-contiguous array");
   if (written && !array.writeable())
     throw_error(StatusCode::kInvalidArgument, std::string(role) + " is read-only");
+  // The wire and the reductions take the host's byte order.
+  if (const py::dtype dt = array.dtype(); !dt.attr("isnative").cast<bool>())
+    throw_error(StatusCode::kInvalidArgument,
+                std::string(role) + " has dtype " + dt.attr("str").cast<std::string>() +
+                    ", not in the host's byte order (convert it with .astype(" +
+                    py::repr(dt.attr("newbyteorder")("=").attr("str")).cast<std::string>() + "))");
   b.dtype = dtype_of_array(array);
   b.count = static_cast<uint64_t>(array.size());
   b.ref = std::make_unique<BufferRef>(written ? array.mutable_data() : array.data());

@@ -78,6 +78,10 @@ def test_a_single_rank_reduces_to_itself(single_rank):
      "has no polychip dtype"),
     (lambda c: c.broadcast(np.zeros(4, np.float32), root=3),
      "root"),
+    (lambda c: c.all_reduce(np.arange(4, dtype=">f4"), np.zeros(4, "<f4")),
+     r"send has dtype >f4, not in the host's byte order \(convert it with .astype\('<f4'\)\)"),
+    (lambda c: c.all_gather(np.arange(4, dtype="<i8"), np.zeros(4, ">i8")),
+     "recv has dtype >i8, not in the host's byte order"),
 ])
 def test_bad_arguments_raise_errors_naming_them(single_rank, call, message):
     with pytest.raises(polychip.Error, match=message):
