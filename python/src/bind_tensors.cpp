@@ -73,9 +73,11 @@ Tensor tensor_from_array(const py::object& data, const std::optional<std::string
         py::module_::import("numpy").attr("ascontiguousarray")(array, py::dtype(t->typestr));
     return Tensor::from_host(target, dtype, shape, contiguous.cast<py::array>().data());
   }
-  // No NumPy dtype: round each value from float64 (bit-exact, RNE).
-  auto values = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
-  if (!values) throw py::error_already_set();
+  // No NumPy dtype: round each value from float64 (bit-exact, RNE). NumPy's
+  // conversion names what it cannot convert.
+  const auto values = py::module_::import("numpy")
+                          .attr("ascontiguousarray")(array, py::dtype("<f8"))
+                          .cast<py::array_t<double>>();
   std::vector<uint8_t> bytes(static_cast<size_t>(values.size()) * dtype_size(dtype));
   for (py::ssize_t i = 0; i < values.size(); ++i)
     store_from_f64(values.data()[i], bytes.data() + i * dtype_size(dtype), dtype);

@@ -85,6 +85,14 @@ def test_unsupported_numpy_dtype_is_refused_naming_it():
     assert raised.value.code == polychip.StatusCode.INVALID_ARGUMENT
 
 
+# bf16 and f8 go through float64 as the NumPy dtypes go to theirs: what
+# NumPy cannot convert is its own error, naming the value.
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f8e4m3"])
+def test_values_that_are_not_numbers_are_named(dtype):
+    with pytest.raises(ValueError, match="could not convert string to float: 'x'"):
+        polychip.tensor(["x"], dtype=dtype)
+
+
 def test_unknown_dtype_name_is_refused():
     with pytest.raises(polychip.Error, match="f13") as raised:
         polychip.empty([2], dtype="f13")
