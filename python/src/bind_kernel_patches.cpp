@@ -61,12 +61,12 @@ void check_adapter(const polychip_adapter_api& api, polychip_status status, cons
        (message && *message ? std::string(": ") + message : std::string()));
 }
 
-std::string device_type_of(const polychip_kernel_args& args) {
+polychip_device_properties properties_of(const polychip_kernel_args& args) {
   polychip_device_properties properties{};
   properties.struct_size = sizeof properties;
   polychip_device_properties_args query{sizeof query, args.device, &properties};
   check_adapter(*args.adapter, args.adapter->device_properties(&query), "device_properties");
-  return std::string(properties.device_type);
+  return properties;
 }
 
 // As the dispatcher matches: the signature's dtypes against the first tensors.
@@ -77,8 +77,8 @@ bool matches(const std::optional<DTypeSignature>& signature, const polychip_kern
   return true;
 }
 
-py::function find_callable(const polychip_kernel_args& args) {
-  const KernelKey key{device_type_of(args), args.op};
+py::function find_callable(const polychip_kernel_args& args, const std::string& device_type) {
+  const KernelKey key{device_type, args.op};
   auto& kernels = python_kernels();
   std::lock_guard lock(kernels.mutex);
   auto it = kernels.by_key.find(key);
@@ -92,7 +92,10 @@ py::function find_callable(const polychip_kernel_args& args) {
 // highest element, where the kernel reads and writes them.
 class HostTensor {
  public:
-  HostTensor(const polychip_kernel_args& args, int index, bool output)
+  // host_visible: the device's memory is (POLYCHIP_CAP_HOST_VISIBLE_MEMORY);
+  // otherwise memory_host_pointer is not asked, as its failure would be the
+  // adapter's last error, which the HAL's error for this kernel quotes.
+  HostTensor(const polychip_kernel_args& args, int index, bool output, bool host_visible)
       : api_(*args.adapter),
         t_(args.tensors[index]),
         dtype_(static_cast<DType>(t_.dtype)),
@@ -113,8 +116,8 @@ class HostTensor {
     first_byte_ = static_cast<uint64_t>(first_byte);
     span_bytes_ = static_cast<uint64_t>(highest - lowest + 1) * element_;
     polychip_memory_host_pointer_args host{sizeof host, t_.memory, nullptr};
-    if (api_.memory_host_pointer && api_.memory_host_pointer(&host) == POLYCHIP_OK &&
-        host.host_pointer) {
+    if (host_visible && api_.memory_host_pointer &&
+        api_.memory_host_pointer(&host) == POLYCHIP_OK && host.host_pointer) {
       span_ = static_cast<uint8_t*>(host.host_pointer) + first_byte_;
       return;
     }
@@ -225,15 +228,17 @@ py::dict attributes_of(const OpSpec& spec, const polychip_op_attrs& attrs) {
 void run_python_kernel(const polychip_kernel_args& args) {
   const OpSpec* spec = find_op(args.op);
   if (!spec) fail(std::string("unknown op ") + args.op);
-  py::function fn = find_callable(args);
+  const polychip_device_properties properties = properties_of(args);
+  py::function fn = find_callable(args, properties.device_type);
   polychip_stream_args wait{sizeof wait, args.stream};
   check_adapter(*args.adapter, args.adapter->stream_synchronize(&wait), "stream_synchronize");
+  const bool host_visible = (properties.capabilities & POLYCHIP_CAP_HOST_VISIBLE_MEMORY) != 0;
   std::vector<HostTensor> tensors;
   tensors.reserve(args.num_tensors);
   py::tuple arrays(args.num_tensors);
   for (int k = 0; k < args.num_tensors; ++k) {
     const bool output = k < static_cast<int>(spec->tensors.size()) && spec->tensors[k].is_output;
-    tensors.emplace_back(args, k, output);
+    tensors.emplace_back(args, k, output, host_visible);
     arrays[k] = tensors.back().array();
   }
   fn(*arrays, **attributes_of(*spec, *args.attrs));
