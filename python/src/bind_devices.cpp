@@ -50,7 +50,7 @@ void bind_devices(py::module_& m) {
       .def_property_readonly(
           "host_visible_memory",
           [](const Device& d) { return d.properties().has(POLYCHIP_CAP_HOST_VISIBLE_MEMORY); })
-      .def("__eq__", &Device::operator==)
+      .def("__eq__", &Device::operator==, py::is_operator())
       .def("__hash__", [](const Device& d) { return py::hash(py::str(d.label())); })
       .def("__repr__", [](const Device& d) {
         return "<polychip.Device " + d.label() + " " + d.device_type() + ">";

@@ -21,6 +21,14 @@ def test_device_found_by_its_type_is_the_same_device():
     assert hash(polychip.device("cpu:0")) == hash(cpu)
 
 
+def test_a_device_is_unequal_to_what_is_not_a_device():
+    # As any Python object: ==, != and `in` on a mixed list do not raise.
+    cpu = polychip.device("cpu")
+    assert (cpu == None) is False  # noqa: E711 (the comparison under test)
+    assert cpu != "cpu:0"
+    assert [None, "cpu", cpu].index(cpu) == 2
+
+
 def test_adapters_without_devices_say_why():
     for adapter in polychip.adapters():
         if adapter.device_count == 0:
