@@ -33,7 +33,10 @@ void bind_errors(py::module_& m) {
     try {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const Error& e) {
-      py::object error = py::reinterpret_borrow<py::object>(error_type)(e.what());
+      // e.what() as a whole: a C string ends at a NUL byte the message quotes.
+      const std::string text =
+          status_code_name(static_cast<int32_t>(e.code())) + ": " + e.message();
+      py::object error = py::reinterpret_borrow<py::object>(error_type)(py::str(text));
       error.attr("code") = py::cast(e.code());
       error.attr("message") = py::str(e.message());
       PyErr_SetObject(error_type.ptr(), error.ptr());

@@ -1,5 +1,7 @@
 """Adapters and devices as the global runtime sees them."""
 
+import pytest
+
 import polychip
 
 
@@ -43,3 +45,10 @@ def test_unknown_device_is_not_found_naming_it():
         assert "no_such_chip" in str(error)
     else:
         raise AssertionError("polychip.device('no_such_chip') did not raise")
+
+
+def test_an_error_quoting_a_nul_byte_is_whole():
+    # str(error) ended at the NUL ("NOT_FOUND: no device 'cpu"), as if cpu were missing.
+    with pytest.raises(polychip.Error) as raised:
+        polychip.device("cpu\x00sim")
+    assert str(raised.value).startswith("NOT_FOUND: no device 'cpu\x00sim'; devices: cpu:0")
