@@ -50,8 +50,10 @@ class _Slot:
     """One target resolved to the namespace that holds it."""
 
     def __init__(self, target: str):
-        parts = target.split(".")
-        if len(parts) < 2 or not all(parts):
+        parts = target.split(".") if isinstance(target, str) else []
+        # Names only: importlib finds the frozen module os under "os\0" (a
+        # copy nobody else uses), so a NUL byte would patch nothing.
+        if len(parts) < 2 or not all(part.isidentifier() for part in parts):
             raise PatchError(target, "a target is 'module.attribute' or 'module.Class.attribute'")
         owner, length = _import_longest_prefix(target, parts)
         path = ".".join(parts[:length])

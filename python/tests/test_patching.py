@@ -96,9 +96,14 @@ def test_missing_module_names_the_target(pristine):
         patching.patch({"no_such_module_xyz.f": lambda: None})
 
 
-def test_malformed_target_is_refused(pristine):
-    with pytest.raises(PatchError, match="'patch_targets'"):
-        patching.patch({"patch_targets": 1})
+@pytest.mark.parametrize("target", [
+    "patch_targets",
+    "os\x00.sep",  # importlib found a copy of the frozen os module under "os\0"
+    1,
+])
+def test_malformed_target_is_refused(pristine, target):
+    with pytest.raises(PatchError, match=r"a target is 'module.attribute'"):
+        patching.patch({target: 1})
 
 
 @pytest.mark.parametrize("replacement", [
