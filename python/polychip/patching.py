@@ -145,7 +145,11 @@ class Patcher:
             _check_replacement(slot, self._patches[slot.target])
         for slot in slots:
             entry = _as_entry(slot, self._patches[slot.target])
-            setattr(slot.owner, slot.name, entry)
+            try:
+                setattr(slot.owner, slot.name, entry)
+            except Exception as error:  # a read-only attribute, a built-in type, ...
+                self.restore()  # the ones applied so far
+                raise PatchError(slot.target, f"it cannot be set: {error}") from error
             self._applied[slot.target] = (slot, entry)
         return self
 

@@ -134,6 +134,12 @@ def test_mapping_is_applied_all_or_nothing(pristine):
     assert patch_targets.scale(1) == 2
 
 
+def test_a_target_that_cannot_be_set_undoes_the_ones_set_before_it(pristine):
+    with pytest.raises(PatchError, match=r"'builtins.int.real': it cannot be set: .*immutable"):
+        patching.patch({"patch_targets.LIMIT": 10, "builtins.int.real": 5})
+    assert patch_targets.LIMIT == 3
+
+
 def test_restore_refuses_to_undo_a_later_foreign_change(pristine):
     patcher = patching.patch({"patch_targets.LIMIT": 10})
     patch_targets.LIMIT = 11
