@@ -367,6 +367,10 @@ void Dispatcher::load_patch_library(const std::string& path) {
 
 void Dispatcher::declare_hook_point(std::string name, std::string description) {
   if (name.empty()) throw_error(StatusCode::kInvalidArgument, "hook point name is empty");
+  // Hooks get the name as a C string (polychip_hook_args.hook_point).
+  if (name.find('\0') != std::string::npos)
+    throw_error(StatusCode::kInvalidArgument,
+                fmt::format("hook point name '{}' has a NUL byte", name));
   std::unique_lock lock(impl_->mutex);
   impl_->hook_points[std::move(name)] = std::move(description);
 }

@@ -7,6 +7,10 @@
 namespace polychip {
 
 SharedLibrary::SharedLibrary(const std::string& path) : path_(path) {
+  // dlopen would take "" as the program itself and a path up to its NUL.
+  if (path.empty() || path.find('\0') != std::string::npos)
+    throw_error(StatusCode::kNotFound,
+                "cannot load '" + path + "': not a file path (empty, or with a NUL byte)");
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
     const char* why = dlerror();

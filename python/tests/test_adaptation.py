@@ -119,3 +119,30 @@ def test_a_c_patch_library_patches_kernels_listed_and_restorable():
 def test_a_missing_patch_library_is_named():
     with pytest.raises(polychip.Error, match="/no/such/patch.so"):
         polychip.load_patch_library("/no/such/patch.so")
+
+
+def test_an_empty_patch_library_path_is_refused():
+    # dlopen("") is the program itself, searched for the patch entry point.
+    with pytest.raises(polychip.Error, match="cannot load '': not a file path"):
+        polychip.load_patch_library("")
+
+
+@pytest.mark.skipif(not PATCH_LIBRARY, reason="ctest sets POLYCHIP_TEST_PATCH_LIBRARY")
+def test_a_patch_library_path_with_a_nul_byte_is_refused():
+    # dlopen read the path up to the NUL: the library loaded under another name.
+    before = {p["id"] for p in polychip.patches()}
+    try:
+        with pytest.raises(polychip.Error, match="not a file path"):
+            polychip.load_patch_library(PATCH_LIBRARY + "\x00.unused")
+    finally:
+        for p in polychip.patches():
+            if p["id"] not in before:
+                polychip.restore_patch(p["id"])
+
+
+def test_a_hook_point_name_with_a_nul_byte_is_refused():
+    # Hooks get the name as a C string: declared, it could never be invoked.
+    with pytest.raises(polychip.Error, match="has a NUL byte") as raised:
+        polychip.declare_hook_point("test.nul\x00point", "unusable")
+    assert raised.value.code == polychip.StatusCode.INVALID_ARGUMENT
+    assert all("\x00" not in name for name, _ in polychip.hook_points())
