@@ -6,7 +6,8 @@
 // memory when it is host visible, otherwise host copies taken after the
 // stream's earlier work, the outputs' written back before the kernel returns.
 // bf16 and f8, which NumPy has no type for, come as float32 and are rounded
-// back (round to nearest even). The arrays live for the call only.
+// back (round to nearest even). The arrays live for the call only: a kernel
+// that keeps a view of device memory fails the call.
 //
 // The HAL calls kernels through a C function pointer without user data, so
 // one trampoline finds the callable: of the Python patches of (device type,
@@ -156,6 +157,13 @@ class HostTensor {
     return out;
   }
 
+  // Whether the kernel kept `array` (this tensor's, or a view of it, whose
+  // base it is) past its return though it views the device's memory, which
+  // the HAL may free after the call: only the caller's tuple may hold it.
+  bool kept_view_of_device_memory(PyObject* array) const {
+    return !copied_ && !is_converted_ && !empty_ && Py_REFCNT(array) > 1;
+  }
+
   // After the kernel: an output's values go back to the device.
   void finish() {
     if (!output_ || empty_) return;
@@ -242,6 +250,15 @@ void run_python_kernel(const polychip_kernel_args& args) {
     arrays[k] = tensors.back().array();
   }
   fn(*arrays, **attributes_of(*spec, *args.attrs));
+  for (int k = 0; k < args.num_tensors; ++k) {
+    PyObject* array = PyTuple_GET_ITEM(arrays.ptr(), k);  // borrowed: no reference of ours
+    if (!tensors[k].kept_view_of_device_memory(array)) continue;
+    py::module_::import("gc").attr("collect")();  // a cycle the kernel dropped may hold it
+    if (tensors[k].kept_view_of_device_memory(array))
+      fail("it kept tensor " + std::to_string(k) + " (or a view of it) after returning, but " +
+           "the array views the device's memory, valid during the call only; keep a copy " +
+           "(numpy.array(a)) instead");
+  }
   for (auto& t : tensors) t.finish();
 }
 

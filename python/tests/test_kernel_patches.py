@@ -186,6 +186,20 @@ def test_a_python_kernel_that_calls_its_own_op_fails_at_the_recursion_limit_with
     assert (job.returncode, job.stdout) == (0, "True\n"), job.stderr[-2000:]
 
 
+def test_a_python_kernel_that_keeps_a_view_of_device_memory_fails_the_call(patch):
+    # cpu memory is host visible: the kernel's arrays view it, and the HAL may
+    # free it after the call (reading a kept view read freed memory).
+    kept = []
+    patch("cpu.host", "exp", lambda x, y: kept.append(y[1:]))
+    with pytest.raises(polychip.Error, match=r"kept tensor 1 \(or a view of it\) after returning"):
+        polychip.call("exp", polychip.empty([2]), polychip.empty([2]))
+    kept.clear()
+    # A copy is the kernel's own.
+    patch("cpu.host", "exp", lambda x, y: kept.append(np.array(y)))
+    polychip.call("exp", polychip.empty([2]), polychip.empty([2]))
+    assert len(kept) == 1
+
+
 def test_a_python_kernel_cannot_write_its_inputs(patch, sim):
     def writes_input(x, y):
         x[0] = 5
