@@ -1,11 +1,14 @@
 // The GDR path's pieces in one process: call offers on the wire, the
-// set-up's agreement on one provider, and the ring itself between a cpu and
-// a sim device (all-reduce; reduce-scatter, broadcast and reduce among
-// three), each rank progressed by its own thread as ranks' would be.
-// Under mpirun: comm_process_test's CommOverGdr.
+// set-up's agreement on one provider, and the ring itself among 2-4 cpu and
+// sim devices (every collective, every root, uneven chunks and slices down
+// to one element, results checked against the ring's order of additions,
+// no write left uncounted, forged notices refused), each rank progressed by
+// its own thread as ranks' would be. Under mpirun: comm_process_test's
+// CommOverGdr.
 #include "algorithms/gdr_ring.hpp"
 #include "transport/rdma/gdr_endpoint.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -76,15 +79,18 @@ class GdrRingTest : public ::testing::TestWithParam<const char*> {
     return o;
   }
   std::string node() const { return std::string(GetParam()) == "shm" ? "" : "127.0.0.1"; }
+  // What every output holds before the ring runs.
+  static constexpr float kUnwritten = -7.0f;
   Runtime runtime_;
 
   // Runs `collective` between ranks on `devices` (one thread each, as
-  // ranks' own progress loops would), in slices of 4 KiB, and returns each
+  // ranks' own progress loops would), in slices of `slice_bytes`, and returns each
   // rank's output. `count` is GdrRingArgs::count; rank r's input element i
   // is input(r, i).
   std::vector<std::vector<float>> run_ring(GdrCollective collective,
                                            const std::vector<Device>& devices, uint64_t count,
-                                           float (*input)(int, uint64_t), int root = 0) {
+                                           float (*input)(int, uint64_t), int root = 0,
+                                           uint64_t slice_bytes = 4096) {
     const int n = static_cast<int>(devices.size());
     const uint64_t in_count = collective == GdrCollective::kReduceScatter ? count * n : count;
     const uint64_t out_count = collective == GdrCollective::kAllGather ? count * n : count;
@@ -107,6 +113,8 @@ class GdrRingTest : public ::testing::TestWithParam<const char*> {
       send.emplace_back(devices[r], in_count * 4);
       recv.emplace_back(devices[r], out_count * 4);
       send[r].copy_from_host(values.data(), in_count * 4);
+      const std::vector<float> unwritten(out_count, kUnwritten);
+      recv[r].copy_from_host(unwritten.data(), out_count * 4);
       streams.push_back(std::make_unique<Stream>(devices[r]));
       GdrRingArgs& a = args[r];
       a.collective = collective;
@@ -116,7 +124,7 @@ class GdrRingTest : public ::testing::TestWithParam<const char*> {
       a.dtype = DType::kF32;
       a.count = count;
       a.root = root;
-      a.slice_bytes = 4096;
+      a.slice_bytes = slice_bytes;
       a.send = BufferRef(send[r]);
       a.recv = BufferRef(recv[r]);
       register_for_call(*endpoints[r], a.send, in_count * 4, &a.send_local);
@@ -150,6 +158,17 @@ class GdrRingTest : public ::testing::TestWithParam<const char*> {
     }
     for (auto& t : ranks) t.join();
     EXPECT_EQ(errors, std::vector<std::string>(n));
+    // Every write landed where a ring counted it: a notice left over would
+    // fail the endpoint's next call as a stale one.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+      for (int r = 0; r < n; ++r) {
+        WriteNotice stray;
+        endpoints[r]->fabric().progress();
+        EXPECT_FALSE(endpoints[r]->fabric().next_notice(&stray))
+            << "rank " << r << " got a write of no step: " << std::hex << stray.data;
+      }
+    }
     std::vector<std::vector<float>> got(n);
     for (int r = 0; r < n; ++r) {
       got[r].resize(out_count);
@@ -225,9 +244,9 @@ TEST_P(GdrRingTest, ThreeRanksBroadcastFromTheMiddleRank) {
       count, ramp, /*root=*/1);
   ASSERT_EQ(got.size(), 3u);
   for (int r = 0; r < 3; ++r) {
-    if (r == 1) continue;  // the root's output is the communicator's copy, not the ring's
+    // The root's output is the communicator's copy: the ring leaves it alone.
     for (uint64_t i = 0; i < count; ++i)
-      ASSERT_EQ(got[r][i], ramp(1, i)) << "rank " << r << " element " << i;
+      ASSERT_EQ(got[r][i], r == 1 ? kUnwritten : ramp(1, i)) << "rank " << r << " element " << i;
   }
 }
 
@@ -245,50 +264,218 @@ TEST_P(GdrRingTest, ThreeRanksReduceToTheFirstRank) {
     ASSERT_EQ(got[0][i], ramp(0, i) + (ramp(2, i) + ramp(1, i))) << "element " << i;
 }
 
-// A remote write whose notice belongs to no step of the call (another
-// collective's, or forged) fails the call instead of being counted.
-TEST_P(GdrRingTest, ANoticeOfNoStepIsDataCorruption) {
-  const Device device = runtime_.device("sim.faithful");
-  GdrEndpoint target(GetParam(), node()), writer(GetParam(), node());
-  target.connect(0, {target.offer(), writer.offer()});
-  writer.connect(1, {target.offer(), writer.offer()});
-  Buffer send(device, 64), recv(device, 64);
-  Stream stream(device);
-  GdrRingArgs a;
-  a.world = 2;
-  a.seq = 9;
-  a.count = 16;
-  a.send = BufferRef(send);
-  a.recv = BufferRef(recv);
-  CallOffer mine;
-  register_for_call(target, a.send, 64, &a.send_local);
-  mine.recv = register_for_call(target, a.recv, 64, &a.recv_local);
-  a.scratch = &target.scratch(device, 64, &mine.scratch);
-  mine.credit = target.credit_region();
-  a.stream = &stream;
-  // The writer's side needs no ring: it writes 8 bytes with a notice of seq 8.
-  std::vector<uint8_t> source(8, 1);
-  writer.fabric().register_memory(source.data(), source.size());
-  const uint64_t stale = (uint64_t{1} << 30) | 8;  // scatter data, step 0, slice 0, seq 8
-  std::thread stale_writer(
-      [&] { writer.fabric().write(writer.peer(0), source.data(), 8, mine.scratch, 0, stale, 20); });
-  // Rank 0's ring never gets its own writes through (there is no rank 1
-  // ring): only the stale notice arrives.
-  a.next = a.prev = mine;
-  GdrRing ring(target, a);
-  bool moved = false;
-  try {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) ring.progress(&moved);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
-    EXPECT_NE(e.message().find("GDR ring #9: a remote write announced 0x40000008"),
-              std::string::npos)
-        << e.message();
+// The ring takes 2 to 2^14 ranks (the step field of a notice) and at
+// least one element, an all-reduce one a rank; anything else is refused
+// before a write is posted.
+TEST_P(GdrRingTest, ARingOfNoRanksTooManyOrTooFewElementsIsRefused) {
+  GdrEndpoint endpoint(GetParam(), node());
+  struct Shape {
+    GdrCollective collective;
+    int world;
+    uint64_t count;
+    bool takes;
+  };
+  for (const Shape& shape :
+       {Shape{GdrCollective::kBroadcast, 1 << 14, 1, true},
+        Shape{GdrCollective::kBroadcast, (1 << 14) + 1, 1, false},
+        Shape{GdrCollective::kBroadcast, 1, 1, false},
+        Shape{GdrCollective::kBroadcast, 2, 0, false}, Shape{GdrCollective::kAllReduce, 3, 3, true},
+        Shape{GdrCollective::kAllReduce, 3, 2, false}}) {
+    GdrRingArgs a;
+    a.collective = shape.collective;
+    a.world = shape.world;
+    a.count = shape.count;
+    const std::string what =
+        std::to_string(shape.world) + " ranks, count " + std::to_string(shape.count);
+    if (shape.takes) {
+      EXPECT_NO_THROW({ GdrRing ring(endpoint, a); }) << what;
+      continue;
+    }
+    try {
+      GdrRing ring(endpoint, a);
+      ADD_FAILURE() << what << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInternal) << what;
+    }
   }
-  stale_writer.join();
-  target.release();
+}
+
+// Full mantissas at magnitudes 2^-6 .. 2^6, either sign: float sums round
+// differently in another order, so the sums below also check the order of
+// the additions.
+float wavy(int rank, uint64_t i) {
+  const uint64_t h = (i * 2654435761u + static_cast<uint64_t>(rank) * 40503u) % 1000003u;
+  const float magnitude =
+      std::ldexp(1.0f + static_cast<float>(h % 8191) / 8191.0f, static_cast<int>(h % 13) - 6);
+  return h % 2 ? -magnitude : magnitude;
+}
+
+// input(first, i) + ... added along the ring: each later rank adds its own
+// input to what landed (in + partial), up to first - 1.
+float ring_sum(float (*input)(int, uint64_t), int n, int first, uint64_t i) {
+  float sum = input(first, i);
+  for (int k = 1; k < n; ++k) sum = input((first + k) % n, i) + sum;
+  return sum;
+}
+
+// Devices alternating cpu and sim.
+std::vector<Device> mixed(Runtime& runtime, int n) {
+  std::vector<Device> devices;
+  for (int r = 0; r < n; ++r) devices.push_back(runtime.device(r % 2 ? "sim.faithful" : "cpu"));
+  return devices;
+}
+
+// All-reduce among 2-4 ranks, counts that do not split evenly, down to one
+// element a chunk (the fewest a ring takes) and slices of one element:
+// chunk c (the first count % n chunks one element longer) is added along
+// the ring from rank c; every rank ends with the same bits.
+TEST_P(GdrRingTest, AllReduceAddsEachChunkAlongTheRingFromItsFirstRank) {
+  struct Shape {
+    int n;
+    uint64_t count, slice_bytes;
+  };
+  for (const Shape& shape : {Shape{3, 10001, 4096}, Shape{4, 4097, 4096}, Shape{3, 3, 4},
+                             Shape{2, 11, 4}, Shape{2, 5000, 4}}) {
+    const int n = shape.n;
+    const uint64_t count = shape.count;
+    SCOPED_TRACE(std::to_string(n) + " ranks, count " + std::to_string(count));
+    const auto got =
+        run_ring(GdrCollective::kAllReduce, mixed(runtime_, n), count, wavy, 0, shape.slice_bytes);
+    ASSERT_EQ(got.size(), static_cast<size_t>(n));
+    const uint64_t base = count / n, longer = count % n;
+    for (int r = 1; r < n; ++r) EXPECT_EQ(got[r], got[0]) << "rank " << r;
+    int chunk = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      while (i >= (chunk + 1) * base + std::min<uint64_t>(chunk + 1, longer)) ++chunk;
+      ASSERT_EQ(got[0][i], ring_sum(wavy, n, chunk, i)) << "element " << i;
+    }
+  }
+}
+
+// Reduce-scatter among 2 and 4 ranks: block r is added along the ring from
+// rank r + 1 up to its owner r.
+TEST_P(GdrRingTest, ReduceScatterAddsEachBlockFromTheRankAfterItsOwner) {
+  for (int n : {2, 4}) {
+    const uint64_t count = 1027;
+    const auto got = run_ring(GdrCollective::kReduceScatter, mixed(runtime_, n), count, wavy);
+    ASSERT_EQ(got.size(), static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      for (uint64_t i = 0; i < count; ++i) {
+        ASSERT_EQ(got[r][i], ring_sum(wavy, n, (r + 1) % n, r * count + i))
+            << n << " ranks, rank " << r << " element " << i;
+      }
+    }
+  }
+}
+
+// All-gather among 2-4 ranks: block r of every rank's output is rank r's
+// input, in slices of unequal size; a rank's own block is the
+// communicator's copy, which the ring leaves alone.
+TEST_P(GdrRingTest, AllGatherPutsEveryRanksInputInItsBlock) {
+  for (int n : {2, 3, 4}) {
+    const uint64_t count = 2049;
+    const auto got = run_ring(GdrCollective::kAllGather, mixed(runtime_, n), count, wavy);
+    ASSERT_EQ(got.size(), static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      for (int block = 0; block < n; ++block) {
+        for (uint64_t i = 0; i < count; ++i) {
+          ASSERT_EQ(got[r][block * count + i], block == r ? kUnwritten : wavy(block, i))
+              << n << " ranks, rank " << r << " block " << block << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+// Broadcast from the first and the last rank of four: every other rank
+// ends with the root's input.
+TEST_P(GdrRingTest, FourRanksBroadcastFromTheFirstAndTheLastRank) {
+  for (int root : {0, 3}) {
+    const uint64_t count = 3001;
+    const auto got = run_ring(GdrCollective::kBroadcast, mixed(runtime_, 4), count, wavy, root);
+    ASSERT_EQ(got.size(), 4u);
+    for (int r = 0; r < 4; ++r) {
+      for (uint64_t i = 0; i < count; ++i) {
+        ASSERT_EQ(got[r][i], r == root ? kUnwritten : wavy(root, i))
+            << "root " << root << " rank " << r << " element " << i;
+      }
+    }
+  }
+}
+
+// Reduce to every root of three and of two ranks: the chain adds from the
+// rank after the root along the ring up to the root, in one-element slices
+// as well.
+TEST_P(GdrRingTest, ReduceToEveryRootAddsAlongTheRingFromTheRankAfterIt) {
+  for (int n : {2, 3}) {
+    for (int root = 0; root < n; ++root) {
+      const uint64_t count = 9;
+      const auto got =
+          run_ring(GdrCollective::kReduce, mixed(runtime_, n), count, wavy, root, root ? 4 : 12);
+      ASSERT_EQ(got.size(), static_cast<size_t>(n));
+      for (uint64_t i = 0; i < count; ++i) {
+        ASSERT_EQ(got[root][i], ring_sum(wavy, n, (root + 1) % n, i))
+            << n << " ranks, root " << root << " element " << i;
+      }
+    }
+  }
+}
+
+// A remote write whose notice belongs to no step of the call (another
+// collective's, or forged) fails the call instead of being counted: a
+// notice of another call, of no kind, of a slice or a step past the call's
+// (rank 0 of three ranks: 16 elements, one slice a chunk, two steps a
+// phase), or a credit of any step or slice but the first.
+TEST_P(GdrRingTest, ANoticeOfNoStepIsDataCorruption) {
+  const uint64_t kScatter = uint64_t{1} << 30, kGather = uint64_t{2} << 30,
+                 kCredit = uint64_t{3} << 30, kStep = 1 << 16, kSlice = 1 << 8;
+  for (const uint64_t notice :
+       {kScatter | 8, uint64_t{9}, kScatter | kSlice | 9, kScatter | 2 * kStep | 9,
+        kGather | 2 * kStep | 9, kCredit | kStep | 9, kCredit | kSlice | 9}) {
+    SCOPED_TRACE(fmt::format("notice {:#x}", notice));
+    const Device device = runtime_.device("sim.faithful");
+    GdrEndpoint target(GetParam(), node()), writer(GetParam(), node());
+    target.connect(0, {target.offer(), writer.offer()});
+    writer.connect(1, {target.offer(), writer.offer()});
+    Buffer send(device, 64), recv(device, 64);
+    Stream stream(device);
+    GdrRingArgs a;
+    a.world = 3;
+    a.seq = 9;
+    a.count = 16;
+    a.send = BufferRef(send);
+    a.recv = BufferRef(recv);
+    CallOffer mine;
+    register_for_call(target, a.send, 64, &a.send_local);
+    mine.recv = register_for_call(target, a.recv, 64, &a.recv_local);
+    a.scratch = &target.scratch(device, 64, &mine.scratch);
+    mine.credit = target.credit_region();
+    a.stream = &stream;
+    // The writer's side needs no ring: it writes 8 bytes with the notice.
+    std::vector<uint8_t> source(8, 1);
+    writer.fabric().register_memory(source.data(), source.size());
+    std::thread forger([&] {
+      writer.fabric().write(writer.peer(0), source.data(), 8, mine.scratch, 0, notice, 20);
+    });
+    // Rank 0's ring never gets its own writes through (there is no rank 1
+    // ring): only the forged notice arrives.
+    a.next = a.prev = mine;
+    GdrRing ring(target, a);
+    bool moved = false;
+    try {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (std::chrono::steady_clock::now() < deadline) ring.progress(&moved);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+      EXPECT_NE(
+          e.message().find(fmt::format("GDR ring #9: a remote write announced {:#x}", notice)),
+          std::string::npos)
+          << e.message();
+    }
+    forger.join();
+    target.release();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, GdrRingTest, ::testing::Values("tcp;ofi_rxm", "shm"),
