@@ -425,13 +425,21 @@ TEST_P(GdrRingTest, ReduceToEveryRootAddsAlongTheRingFromTheRankAfterIt) {
 // collective's, or forged) fails the call instead of being counted: a
 // notice of another call, of no kind, of a slice or a step past the call's
 // (rank 0 of three ranks: 16 elements, one slice a chunk, two steps a
-// phase), or a credit of any step or slice but the first.
+// phase; a chain's one step), or a credit of any step or slice but the
+// first.
 TEST_P(GdrRingTest, ANoticeOfNoStepIsDataCorruption) {
   const uint64_t kScatter = uint64_t{1} << 30, kGather = uint64_t{2} << 30,
                  kCredit = uint64_t{3} << 30, kStep = 1 << 16, kSlice = 1 << 8;
-  for (const uint64_t notice :
-       {kScatter | 8, uint64_t{9}, kScatter | kSlice | 9, kScatter | 2 * kStep | 9,
-        kGather | 2 * kStep | 9, kCredit | kStep | 9, kCredit | kSlice | 9}) {
+  const std::pair<GdrCollective, uint64_t> cases[] = {
+      {GdrCollective::kAllReduce, kScatter | 8},
+      {GdrCollective::kAllReduce, 9},
+      {GdrCollective::kAllReduce, kScatter | kSlice | 9},
+      {GdrCollective::kAllReduce, kScatter | 2 * kStep | 9},
+      {GdrCollective::kAllReduce, kGather | 2 * kStep | 9},
+      {GdrCollective::kAllReduce, kCredit | kStep | 9},
+      {GdrCollective::kAllReduce, kCredit | kSlice | 9},
+      {GdrCollective::kBroadcast, kGather | kStep | 9}};
+  for (const auto& [collective, notice] : cases) {
     SCOPED_TRACE(fmt::format("notice {:#x}", notice));
     const Device device = runtime_.device("sim.faithful");
     GdrEndpoint target(GetParam(), node()), writer(GetParam(), node());
@@ -440,6 +448,7 @@ TEST_P(GdrRingTest, ANoticeOfNoStepIsDataCorruption) {
     Buffer send(device, 64), recv(device, 64);
     Stream stream(device);
     GdrRingArgs a;
+    a.collective = collective;
     a.world = 3;
     a.seq = 9;
     a.count = 16;
