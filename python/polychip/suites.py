@@ -41,13 +41,22 @@ def command() -> str:
 
 
 def _adapter_list(adapters: Union[str, Sequence[str]]) -> str:
-    text = adapters if isinstance(adapters, str) else ",".join(adapters)
+    if isinstance(adapters, str):
+        text = adapters
+    elif isinstance(adapters, (list, tuple)) and all(isinstance(a, str) for a in adapters):
+        text = ",".join(adapters)
+    else:
+        raise TypeError("adapters is a name or a list of names (e.g. 'cpu' or ['cpu', "
+                        "'sim.faithful']), not %r" % (adapters,))
     if not text:
         raise ValueError("adapters is empty: name at least one (e.g. 'cpu' or ['cpu', 'sim.faithful'])")
     return text
 
 
 def _run(arguments: List[str], timeout: Optional[float]) -> subprocess.CompletedProcess:
+    # A timeout of 0 or less would end the run before it starts, reported as "ran past".
+    if timeout is not None and not timeout > 0:
+        raise ValueError("timeout is in seconds and must be positive, not %r" % (timeout,))
     try:
         return subprocess.run([command()] + arguments, capture_output=True, text=True,
                               timeout=timeout, check=False)

@@ -43,6 +43,17 @@ def test_a_usage_error_raises_with_the_commands_message():
         polychip.certify([])
 
 
+def test_arguments_of_the_wrong_kind_are_refused_before_the_command_runs(tmp_path):
+    for adapters in (None, 3, ["cpu", None], {"cpu": 1}):
+        with pytest.raises(TypeError, match="adapters is a name or a list of names"):
+            polychip.certify(adapters)
+    for timeout in (0, -1, float("nan")):
+        with pytest.raises(ValueError, match="timeout is in seconds and must be positive"):
+            polychip.certify("cpu", timeout=timeout)
+        with pytest.raises(ValueError, match="timeout is in seconds and must be positive"):
+            polychip.train(str(tmp_path), steps=1, preset="tiny", timeout=timeout)
+
+
 def test_training_returns_the_run_directory_and_its_curves(tmp_path):
     run = polychip.train(str(tmp_path), adapter="cpu", steps=3, preset="tiny")
     assert run.metrics.shape == (3, 4)
