@@ -1,13 +1,20 @@
 // The built-in local launcher (`--np`) never waits on a dead rank: when one
 // rank fails or dies, the job ends within seconds with a line naming it,
 // while the survivors would otherwise wait out the 60 s setup timeout.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -96,6 +103,118 @@ TEST(LocalLauncher, RankZeroInheritsTheStoreSocketSoThePortIsNeverFree) {
   int code = launch_local(launch);
   std::string text = testing::internal::GetCapturedStderr();
   EXPECT_EQ(code, 0) << text;
+}
+
+// A launcher in a child of the test (it ends itself with the signal it
+// passes on) whose three ranks write their pids to `dir`, then become
+// `rank_command` (exec: the pid stays the rank's).
+struct LauncherWithRanks {
+  pid_t launcher = -1;
+  std::vector<pid_t> ranks;
+  std::string stderr_path;
+
+  LauncherWithRanks(const std::string& dir, const std::string& rank_command) {
+    stderr_path = dir + "/stderr";
+    launcher = ::fork();
+    if (launcher == 0) {
+      std::freopen(stderr_path.c_str(), "w", stderr);
+      LocalLaunch launch;
+      launch.program = "/bin/bash";
+      launch.argv = {"bash", "-c",
+                     "echo $$ > " + dir + "/$RANK.pid.tmp && mv " + dir + "/$RANK.pid.tmp " + dir +
+                         "/$RANK.pid && " + rank_command};
+      launch.np = 3;
+      std::_Exit(launch_local(launch));
+    }
+    for (int r = 0; r < 3; ++r) {
+      const std::string path = dir + "/" + std::to_string(r) + ".pid";
+      for (int tries = 0; tries < 1000 && !std::filesystem::exists(path); ++tries) ::usleep(10000);
+      std::ifstream in(path);
+      pid_t pid = 0;
+      in >> pid;
+      ranks.push_back(pid);
+    }
+  }
+  // The launcher's wait status, within `seconds` (-1 when it did not end).
+  int wait(double seconds) {
+    for (int tries = 0; tries < seconds * 100; ++tries) {
+      int status = 0;
+      if (::waitpid(launcher, &status, WNOHANG) == launcher) return status;
+      ::usleep(10000);
+    }
+    return -1;
+  }
+  std::string stderr_text() const {
+    std::ifstream in(stderr_path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  ~LauncherWithRanks() {  // whatever a failing test left running
+    for (pid_t pid : ranks)
+      if (pid > 0) ::kill(pid, SIGKILL);
+    ::kill(launcher, SIGKILL);
+    ::waitpid(launcher, nullptr, 0);
+  }
+};
+
+std::string scratch_dir() {
+  char name[] = "/tmp/polychip_launcher_XXXXXX";
+  return ::mkdtemp(name);
+}
+
+// `kill <launcher>`, `timeout`, a batch system: the signal reaches the
+// launcher alone. It used to die at once and leave its ranks running,
+// orphaned, to the end of their job; now each rank gets the signal, and the
+// launcher ends with it once they are gone.
+TEST(LocalLauncher, ASignalToTheLauncherIsPassedToEveryRank) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    const std::string dir = scratch_dir();
+    LauncherWithRanks job(dir, "exec sleep 60");
+    ASSERT_EQ(job.ranks.size(), 3u);
+    ::kill(job.launcher, sig);
+    const int status = job.wait(10);
+    ASSERT_TRUE(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig)
+        << "status " << status << "\n"
+        << job.stderr_text();
+    for (pid_t rank : job.ranks) EXPECT_NE(::kill(rank, 0), 0) << "rank pid " << rank << " runs";
+    EXPECT_NE(job.stderr_text().find(std::string("polychip launcher: ") + ::sigabbrev_np(sig) +
+                                     " received; passing it to the ranks"),
+              std::string::npos)
+        << job.stderr_text();
+    std::filesystem::remove_all(dir);
+  }
+}
+
+// Ranks that ignore the signal are killed after the grace; a launcher
+// killed outright (SIGKILL, which it cannot pass on) takes its ranks along.
+TEST(LocalLauncher, RanksThatOutliveTheSignalOrTheLauncherAreKilled) {
+  {
+    const std::string dir = scratch_dir();
+    LauncherWithRanks job(dir, "trap '' TERM; exec sleep 60");
+    ASSERT_EQ(job.ranks.size(), 3u);
+    ::kill(job.launcher, SIGTERM);
+    const int status = job.wait(10);
+    ASSERT_TRUE(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+        << job.stderr_text();
+    for (pid_t rank : job.ranks) EXPECT_NE(::kill(rank, 0), 0) << "rank pid " << rank << " runs";
+    EXPECT_NE(job.stderr_text().find("ranks still running 1 s after TERM: killed"),
+              std::string::npos)
+        << job.stderr_text();
+    std::filesystem::remove_all(dir);
+  }
+  const std::string dir = scratch_dir();
+  LauncherWithRanks job(dir, "exec sleep 60");
+  ASSERT_EQ(job.ranks.size(), 3u);
+  ::kill(job.launcher, SIGKILL);
+  job.wait(10);
+  for (pid_t rank : job.ranks) {
+    bool gone = false;  // reparented, the dead rank is reaped by init
+    for (int tries = 0; tries < 500 && !gone; ++tries) {
+      gone = ::kill(rank, 0) != 0;
+      if (!gone) ::usleep(10000);
+    }
+    EXPECT_TRUE(gone) << "rank pid " << rank << " outlived its launcher";
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LocalLauncher, EveryRankSucceedingIsZeroAndSilent) {

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -39,24 +41,82 @@ int exit_code_of(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Sleeps until a rank may have exited or `timeout_ms` passes (-1: no
-// limit): a poll on the ranks' pidfds, so the launcher costs nothing while
-// the job runs; where pidfds are missing (Linux < 5.3), a 5 ms nap.
-void wait_for_an_exit(const std::vector<Fd>& pidfds, const std::vector<bool>& done,
+// A termination signal sent to the launcher alone (`kill`, `timeout`, a
+// batch system; a terminal's Ctrl-C reaches the ranks too) is passed on to
+// every rank, as mpirun and torchrun do: left to its default, the launcher
+// died and its ranks ran on, orphaned. The handler only notes the signal and
+// wakes the supervising poll through a pipe.
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+std::atomic<int> pending_signal{0};
+int signal_wake_fd = -1;
+
+void note_signal(int sig) {
+  pending_signal.store(sig);
+  const char byte = 1;
+  (void)!::write(signal_wake_fd, &byte, 1);
+}
+
+// Installs note_signal for kForwardedSignals while it lives, except those
+// this process ignores (nohup's SIGHUP, a background job's SIGINT: the ranks
+// ignore them too); restores the dispositions it found.
+class SignalForwarding {
+ public:
+  SignalForwarding() {
+    if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) throw_error(StatusCode::kInternal, "pipe2");
+    signal_wake_fd = wake_[1];
+    pending_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = note_signal;
+    ::sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) {
+      ::sigaction(kForwardedSignals[i], nullptr, &previous_[i]);
+      if (previous_[i].sa_handler != SIG_IGN) ::sigaction(kForwardedSignals[i], &action, nullptr);
+    }
+  }
+  ~SignalForwarding() {
+    for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
+      ::sigaction(kForwardedSignals[i], &previous_[i], nullptr);
+    signal_wake_fd = -1;
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+  int wake_fd() const { return wake_[0]; }
+  // The signal received since the last call, or 0.
+  int take() {
+    char drained[64];
+    while (::read(wake_[0], drained, sizeof drained) > 0) {
+    }
+    return pending_signal.exchange(0);
+  }
+
+ private:
+  int wake_[2] = {-1, -1};
+  struct sigaction previous_[std::size(kForwardedSignals)]{};
+};
+
+// Sleeps until a rank may have exited, a signal came or `timeout_ms` passes
+// (-1: no limit): a poll on the ranks' pidfds, so the launcher costs nothing
+// while the job runs; where pidfds are missing (Linux < 5.3), a 5 ms nap.
+void wait_for_an_exit(const std::vector<Fd>& pidfds, const std::vector<bool>& done, int signal_fd,
                       int timeout_ms) {
-  std::vector<pollfd> watched;
+  std::vector<pollfd> watched = {{signal_fd, POLLIN, 0}};
   for (size_t i = 0; i < pidfds.size(); ++i) {
     if (!done[i] && pidfds[i].valid()) watched.push_back({pidfds[i].get(), POLLIN, 0});
   }
-  if (watched.size() < pidfds.size()) timeout_ms = timeout_ms < 0 ? 5 : std::min(timeout_ms, 5);
+  if (watched.size() < pidfds.size() + 1) timeout_ms = timeout_ms < 0 ? 5 : std::min(timeout_ms, 5);
   ::poll(watched.data(), watched.size(), timeout_ms);  // EINTR: the caller looks again
 }
 
 // Waits for every rank. The first rank to fail decides the job's exit code;
 // ranks still running `grace_seconds` later are waiting on it (in the store,
 // the mesh connect or a collective) and are killed, with one line naming the
-// failed rank, as mpirun and torchrun do.
-int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
+// failed rank, as mpirun and torchrun do. A signal the launcher receives is
+// passed to every rank (a second one, or `grace_seconds` without their end,
+// kills them) and returned as `received_signal`.
+int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds, SignalForwarding& signals,
+                    int& received_signal) {
   size_t alive = pids.size();
   std::vector<bool> done(pids.size(), false);
   std::vector<Fd> pidfds;
@@ -70,7 +130,23 @@ int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
     std::fprintf(stderr, "polychip launcher: rank %zu %s%s\n", *first_failed,
                  describe_exit(first_status).c_str(), tail.c_str());
   };
+  auto signal_time = std::chrono::steady_clock::now();
+  auto kill_alive = [&](int sig) {
+    for (size_t i = 0; i < pids.size(); ++i)
+      if (!done[i]) ::kill(pids[i], sig);  // not reaped yet: the pid is still the rank's
+  };
   while (alive > 0) {
+    if (const int sig = signals.take(); sig != 0) {
+      if (received_signal == 0) {
+        received_signal = sig;
+        signal_time = std::chrono::steady_clock::now();
+        std::fprintf(stderr, "polychip launcher: %s received; passing it to the ranks\n",
+                     ::sigabbrev_np(sig));
+        kill_alive(sig);
+      } else {
+        kill_alive(SIGKILL);  // asked twice: no more waiting
+      }
+    }
     for (size_t i = 0; i < pids.size(); ++i) {
       if (done[i]) continue;
       siginfo_t exited{};
@@ -87,7 +163,7 @@ int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
       ::waitpid(pids[i], &status, 0);
       done[i] = true;
       --alive;
-      if (exit_code_of(status) == 0 || ended_others) continue;
+      if (exit_code_of(status) == 0 || ended_others || received_signal != 0) continue;
       // A death by signal is the cause and its peers' errors the consequence,
       // even when a peer that noticed it is reaped first (a killed process
       // closes its sockets before it becomes a zombie).
@@ -99,7 +175,19 @@ int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
     }
     if (alive == 0) break;
     int timeout_ms = -1;
-    if (first_failed && !ended_others) {
+    if (received_signal != 0 && !ended_others) {
+      const double left =
+          grace_seconds -
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - signal_time).count();
+      if (left <= 0) {
+        ended_others = true;
+        std::fprintf(stderr, "polychip launcher: ranks still running %g s after %s: killed\n",
+                     grace_seconds, ::sigabbrev_np(received_signal));
+        kill_alive(SIGKILL);
+        continue;
+      }
+      timeout_ms = static_cast<int>(std::ceil(left * 1000));
+    } else if (first_failed && !ended_others) {
       const double left =
           grace_seconds -
           std::chrono::duration<double>(std::chrono::steady_clock::now() - fail_time).count();
@@ -116,7 +204,7 @@ int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds) {
       }
       timeout_ms = static_cast<int>(std::ceil(left * 1000));
     }
-    wait_for_an_exit(pidfds, done, timeout_ms);
+    wait_for_an_exit(pidfds, done, signals.wake_fd(), timeout_ms);
   }
   if (first_failed && !ended_others) report("; the other ranks ended on their own");
   return first_failed ? exit_code_of(first_status) : 0;
@@ -185,6 +273,9 @@ int launch_local(const LocalLaunch& launch) {
     for (auto& [k, v] : vars) env.push_back(k + "=" + v);
     environments.push_back(std::move(env));
   }
+  // From before the first fork: a signal between two forks is passed on too.
+  std::optional<SignalForwarding> signals(std::in_place);
+  const pid_t launcher = ::getpid();
   std::vector<pid_t> pids;
   for (int r = 0; r < launch.np; ++r) {
     std::vector<char*> envp;
@@ -193,8 +284,13 @@ int launch_local(const LocalLaunch& launch) {
     pid_t pid = ::fork();
     if (pid < 0) throw_error(StatusCode::kInternal, "fork failed");
     if (pid == 0) {
-      // Only rank 0 keeps the store's socket across exec (fcntl is
-      // async-signal-safe, as a forked child of a threaded parent needs).
+      // A launcher killed outright (SIGKILL, which it cannot pass on) takes
+      // its ranks with it; one already gone before this line is seen by
+      // getppid. Only rank 0 keeps the store's socket across exec. (prctl,
+      // getppid and fcntl are async-signal-safe, as a forked child of a
+      // threaded parent needs.)
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != launcher) ::_exit(127);
       if (r == 0) ::fcntl(store_socket.get(), F_SETFD, 0);
       ::execve(launch.program.c_str(), args.data(), envp.data());
       ::_exit(127);
@@ -204,7 +300,16 @@ int launch_local(const LocalLaunch& launch) {
   // Rank 0 holds the socket now; a copy here would queue connections that
   // nobody accepts once rank 0 dies, where a refused connect is clearer.
   store_socket.reset();
-  return supervise_ranks(pids, launch.grace_seconds);
+  int received_signal = 0;
+  const int code = supervise_ranks(pids, launch.grace_seconds, *signals, received_signal);
+  signals.reset();
+  if (received_signal == 0) return code;
+  // The ranks are gone: end as the signal would have ended this process
+  // (its disposition restored), which is what a shell checks to stop a loop
+  // on Ctrl-C; where a handler of the caller's took it, 128 + its number.
+  std::fflush(nullptr);
+  ::raise(received_signal);
+  return 128 + received_signal;
 }
 
 }  // namespace polychip::comm

@@ -5,6 +5,12 @@
 // own; those still running are then killed and one line on stderr names the
 // failed rank and how it ended. Returns 0 when every rank succeeded, else the
 // first failed rank's exit code (128 + N when signal N ended it).
+// SIGINT, SIGTERM and SIGHUP sent to the launcher (unless it ignores them)
+// are passed to every rank (a second one, or `grace_seconds` without their
+// end, kills them); once they are gone the signal is raised again in this
+// process with its previous disposition, which ends it where that is the
+// default. A launcher killed outright takes its ranks with it
+// (PR_SET_PDEATHSIG).
 #pragma once
 
 #include <map>
