@@ -1,14 +1,16 @@
 // run_adapter against stand-in workers: shell scripts that speak the worker
 // protocol (worker.hpp) on fd 3 and then run every case, crash, hang, die
-// between cases or before their hello, or report a fatal error. What the
-// supervisor makes of each: the records, their verdicts and messages, how
-// many workers it started and where each resumed.
+// between cases or before their hello, report a fatal error, or signal the
+// supervisor while it waits for them. What the supervisor makes of each:
+// the records, their verdicts and messages, how many workers it started and
+// where each resumed.
 #include "supervisor.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -287,6 +289,57 @@ TEST_F(SupervisorTest, HowAWorkerEndedIsToldEvenWhenSigchldWasIgnored) {
   ::sigaction(SIGCHLD, &saved, &after);
   expect_bare(r.records[1], 1, "Crash", kDeaths[0].message);
   EXPECT_EQ(after.sa_handler, SIG_IGN) << "the caller's SIGCHLD action is restored";
+}
+
+// SIGUSR1, while it lives, runs a handler without SA_RESTART: a stand-in
+// that sends it (`usr1`, to $PPID: the test) interrupts whatever call the
+// supervisor is blocked in, poll or waitpid, with EINTR.
+class Usr1Interrupts {
+ public:
+  Usr1Interrupts() {
+    struct sigaction count = {};
+    count.sa_handler = [](int) { ++received; };
+    received = 0;
+    ::sigaction(SIGUSR1, &count, &saved_);
+  }
+  ~Usr1Interrupts() { ::sigaction(SIGUSR1, &saved_, nullptr); }
+  Usr1Interrupts(const Usr1Interrupts&) = delete;
+  Usr1Interrupts& operator=(const Usr1Interrupts&) = delete;
+
+  static inline std::atomic<int> received = 0;  // (lock-free: safe in a handler)
+
+ private:
+  struct sigaction saved_ = {};
+};
+
+// Each signal comes while the supervisor waits for the worker's next line,
+// which then brings a result, stalls past the timeout, or is the end of the
+// worker: the signal changes none of their verdicts (and leaves errno at
+// EINTR, which the waits that follow must not take for their own).
+TEST_F(SupervisorTest, ASignalWhileWaitingForALineChangesNoVerdict) {
+  const Usr1Interrupts interrupts;
+  options_.timeout_seconds = 2;
+  const AdapterRun r =
+      run("usr1() { sleep 0.5; kill -USR1 $PPID; sleep 0.5; }\n"
+          "hello; if [ $first = 0 ]; then begin 0; usr1; finish 0; begin 1; usr1; sleep 4; fi\n"
+          "begin 2; usr1; exit 3");
+  EXPECT_EQ(r.records[0], kPass0);
+  expect_bare(r.records[1], 1, "Timeout", "no result within 2 s; worker killed");
+  expect_bare(r.records[2], 2, "Crash", "worker exited with code 3");
+  EXPECT_EQ(r.worker_starts, 2);
+  EXPECT_EQ(Usr1Interrupts::received.load(), 3);
+}
+
+// The worker closes its end of the pipe and ends later: the supervisor
+// waits for it in waitpid, which the signal interrupts.
+TEST_F(SupervisorTest, ASignalWhileWaitingForAWorkerToEndKeepsHowItEnded) {
+  const Usr1Interrupts interrupts;
+  const AdapterRun r =
+      run(ending_in_case_1("exec 3>&-; sleep 0.5; kill -USR1 $PPID; sleep 0.5; kill -SEGV $$"));
+  EXPECT_EQ(r.records[0], kPass0);
+  expect_bare(r.records[1], 1, "Crash", kDeaths[0].message);
+  EXPECT_EQ(r.records[2], kPass2);
+  EXPECT_EQ(Usr1Interrupts::received.load(), 1);
 }
 
 }  // namespace
