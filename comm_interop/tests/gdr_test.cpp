@@ -2,15 +2,16 @@
 // set-up's agreement on one provider, and the ring itself among 2-4 cpu and
 // sim devices (every collective, every root, uneven chunks and slices down
 // to one element, results checked against the ring's order of additions,
-// no write left uncounted, forged notices refused), each rank progressed by
-// its own thread as ranks' would be. Under mpirun: comm_process_test's
-// CommOverGdr.
+// no write left uncounted, forged notices refused, no ring done on a notice
+// of its last step alone), each rank progressed by its own thread as ranks'
+// would be. Under mpirun: comm_process_test's CommOverGdr.
 #include "algorithms/gdr_ring.hpp"
 #include "transport/rdma/gdr_endpoint.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -485,6 +486,56 @@ TEST_P(GdrRingTest, ANoticeOfNoStepIsDataCorruption) {
     forger.join();
     target.release();
   }
+}
+
+// A notice of the last step that comes before one of an earlier step
+// (another provider's order, or forged) does not end the ring: rank 0 of
+// three all-gathering 16 elements (one slice, two steps) still owes its
+// next the block the earlier step would have brought, so it is not done.
+TEST_P(GdrRingTest, AllGatherIsNotDoneBeforeItPostedEveryStep) {
+  const Device device = runtime_.device("sim.faithful");
+  GdrEndpoint target(GetParam(), node()), next(GetParam(), node()), prev(GetParam(), node());
+  const std::vector<std::string> offers = {target.offer(), next.offer(), prev.offer()};
+  target.connect(0, offers);
+  next.connect(1, offers);
+  prev.connect(2, offers);
+  Buffer send(device, 64), recv(device, 3 * 64);
+  Stream stream(device);
+  GdrRingArgs a;
+  a.collective = GdrCollective::kAllGather;
+  a.world = 3;
+  a.seq = 9;
+  a.count = 16;
+  a.send = BufferRef(send);
+  a.recv = BufferRef(recv);
+  register_for_call(target, a.send, 64, &a.send_local);
+  a.prev.recv = register_for_call(target, a.recv, 3 * 64, &a.recv_local);
+  a.stream = &stream;
+  // Next's output takes rank 0's step-0 write; prev writes only step 1.
+  std::vector<uint8_t> next_output(3 * 64), source(64, 1);
+  a.next.recv = next.fabric().register_memory(next_output.data(), next_output.size());
+  prev.fabric().register_memory(source.data(), source.size());
+  std::atomic<bool> stop = false;
+  std::thread others([&] {
+    prev.fabric().write(prev.peer(0), source.data(), 64, a.prev.recv, 2 * 64,
+                        (uint64_t{2} << 30) | (1 << 16) | 9, 20);
+    WriteNotice notice;
+    while (!stop) {
+      next.fabric().progress();
+      next.fabric().next_notice(&notice);
+    }
+  });
+  bool done = false;
+  {
+    GdrRing ring(target, a);
+    bool moved = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!done && std::chrono::steady_clock::now() < until) done = ring.progress(&moved);
+  }
+  stop = true;
+  others.join();
+  EXPECT_FALSE(done) << "done without its step-1 write";
+  target.release();
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, GdrRingTest, ::testing::Values("tcp;ofi_rxm", "shm"),
