@@ -161,60 +161,60 @@ std::string scratch_dir() {
   return ::mkdtemp(name);
 }
 
+// Whether `pid` runs: a zombie (a rank whose launcher died, not yet reaped
+// by whatever adopted it) does not.
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t after_name = text.rfind(')');
+  return after_name != std::string::npos && after_name + 2 < text.size() &&
+         text[after_name + 2] != 'Z';
+}
+
+// Sends `sig` to the launcher alone; within seconds it must have ended by
+// `sig`, with no rank left running and `said` on its stderr.
+void expect_job_ended_by(int sig, const std::string& rank_command, const std::string& said) {
+  const std::string dir = scratch_dir();
+  LauncherWithRanks job(dir, rank_command);
+  ASSERT_EQ(job.ranks.size(), 3u);
+  ::kill(job.launcher, sig);
+  const int status = job.wait(10);
+  if (sig != SIGKILL) {
+    EXPECT_TRUE(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig)
+        << "status " << status << "\n"
+        << job.stderr_text();
+  }
+  for (pid_t rank : job.ranks) {
+    bool gone = false;
+    for (int tries = 0; tries < 500 && !gone; ++tries) {
+      gone = !running(rank);
+      if (!gone) ::usleep(10000);
+    }
+    EXPECT_TRUE(gone) << "rank pid " << rank << " outlived its launcher (" << sigabbrev_np(sig)
+                      << ")";
+  }
+  EXPECT_NE(job.stderr_text().find(said), std::string::npos) << job.stderr_text();
+  std::filesystem::remove_all(dir);
+}
+
 // `kill <launcher>`, `timeout`, a batch system: the signal reaches the
 // launcher alone. It used to die at once and leave its ranks running,
 // orphaned, to the end of their job; now each rank gets the signal, and the
 // launcher ends with it once they are gone.
 TEST(LocalLauncher, ASignalToTheLauncherIsPassedToEveryRank) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-    const std::string dir = scratch_dir();
-    LauncherWithRanks job(dir, "exec sleep 60");
-    ASSERT_EQ(job.ranks.size(), 3u);
-    ::kill(job.launcher, sig);
-    const int status = job.wait(10);
-    ASSERT_TRUE(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig)
-        << "status " << status << "\n"
-        << job.stderr_text();
-    for (pid_t rank : job.ranks) EXPECT_NE(::kill(rank, 0), 0) << "rank pid " << rank << " runs";
-    EXPECT_NE(job.stderr_text().find(std::string("polychip launcher: ") + ::sigabbrev_np(sig) +
-                                     " received; passing it to the ranks"),
-              std::string::npos)
-        << job.stderr_text();
-    std::filesystem::remove_all(dir);
+    expect_job_ended_by(sig, "exec sleep 60",
+                        std::string("polychip launcher: ") + ::sigabbrev_np(sig) +
+                            " received; passing it to the ranks");
   }
 }
 
 // Ranks that ignore the signal are killed after the grace; a launcher
 // killed outright (SIGKILL, which it cannot pass on) takes its ranks along.
 TEST(LocalLauncher, RanksThatOutliveTheSignalOrTheLauncherAreKilled) {
-  {
-    const std::string dir = scratch_dir();
-    LauncherWithRanks job(dir, "trap '' TERM; exec sleep 60");
-    ASSERT_EQ(job.ranks.size(), 3u);
-    ::kill(job.launcher, SIGTERM);
-    const int status = job.wait(10);
-    ASSERT_TRUE(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
-        << job.stderr_text();
-    for (pid_t rank : job.ranks) EXPECT_NE(::kill(rank, 0), 0) << "rank pid " << rank << " runs";
-    EXPECT_NE(job.stderr_text().find("ranks still running 1 s after TERM: killed"),
-              std::string::npos)
-        << job.stderr_text();
-    std::filesystem::remove_all(dir);
-  }
-  const std::string dir = scratch_dir();
-  LauncherWithRanks job(dir, "exec sleep 60");
-  ASSERT_EQ(job.ranks.size(), 3u);
-  ::kill(job.launcher, SIGKILL);
-  job.wait(10);
-  for (pid_t rank : job.ranks) {
-    bool gone = false;  // reparented, the dead rank is reaped by init
-    for (int tries = 0; tries < 500 && !gone; ++tries) {
-      gone = ::kill(rank, 0) != 0;
-      if (!gone) ::usleep(10000);
-    }
-    EXPECT_TRUE(gone) << "rank pid " << rank << " outlived its launcher";
-  }
-  std::filesystem::remove_all(dir);
+  expect_job_ended_by(SIGTERM, "trap '' TERM; exec sleep 60",
+                      "ranks still running 1 s after TERM: killed");
+  expect_job_ended_by(SIGKILL, "exec sleep 60", "");
 }
 
 TEST(LocalLauncher, EveryRankSucceedingIsZeroAndSilent) {
