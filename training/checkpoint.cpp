@@ -12,6 +12,12 @@
 namespace polychip::training {
 namespace {
 
+constexpr const char* kTrainingStateSchema = "polychip.training_state/1";
+
+[[noreturn]] void corrupt(const std::string& what) {
+  throw Error(StatusCode::kDataCorruption, "training checkpoint: " + what);
+}
+
 std::string read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(StatusCode::kNotFound, "training checkpoint: cannot open " + path);
@@ -97,7 +103,7 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer) {
   nlohmann::json history = nlohmann::json::array();
   for (const StepRecord& r : state.history)
     history.push_back({r.step, r.loss, r.grad_norm, r.learning_rate});
-  const nlohmann::json run = {{"schema", "polychip.training_state/1"},
+  const nlohmann::json run = {{"schema", kTrainingStateSchema},
                               {"config", train_config_json(trainer.config())},
                               {"corpus", "markov-v1"},
                               {"corpus_hash", trainer.corpus_hash()},
@@ -111,10 +117,10 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer) {
 TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) {
   const nlohmann::json run =
       nlohmann::json::parse(read_whole_file(dir + "/training_state.json"), nullptr, false);
-  if (!run.is_object() || !run.contains("config") || !run["config"].is_object() ||
-      !run.contains("history") || !run["history"].is_array())
-    throw Error(StatusCode::kDataCorruption,
-                "training checkpoint: " + dir + "/training_state.json is not a training state");
+  if (!run.is_object() || run.value("schema", nlohmann::json()) != kTrainingStateSchema ||
+      !run.contains("config") || !run["config"].is_object() || !run.contains("history") ||
+      !run["history"].is_array())
+    corrupt(dir + "/training_state.json is not a " + kTrainingStateSchema + " training state");
   const nlohmann::json expected = train_config_json(config);
   // train_config_json leaves out precision when it is fp32.
   const auto field = [](const nlohmann::json& c, const std::string& key) {
@@ -134,24 +140,35 @@ TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) 
   const Gpt2ParamLayout layout(config.model);
   for (const ParamInfo& p : layout.params()) {
     const NamedTensor& t = model.at(p.name);
-    if (t.shape != p.shape)
-      throw Error(StatusCode::kDataCorruption,
-                  "training checkpoint: " + p.name + " has the wrong shape");
+    if (t.shape != p.shape) corrupt(p.name + " has the wrong shape");
     const std::vector<double> v = f32_values(t);
     state.params.insert(state.params.end(), v.begin(), v.end());
   }
   const SafetensorsFile optimizer =
       decode_safetensors(read_whole_file(dir + "/optimizer.safetensors"));
+  for (const char* name : {"adamw.m", "adamw.v"})
+    if (optimizer.at(name).shape != Shape{layout.total()})
+      corrupt(std::string(name) + " in " + dir + "/optimizer.safetensors is not [" +
+              std::to_string(layout.total()) + "], one value per parameter");
   state.adam_m = f32_values(optimizer.at("adamw.m"));
   state.adam_v = f32_values(optimizer.at("adamw.v"));
+  // The history is the step count a resumed run continues from (and the
+  // batches it cuts): rows numbered 1, 2, ... and as many as steps_done.
+  const std::string where = "history in " + dir + "/training_state.json: ";
   try {
-    for (const auto& row : run["history"])
+    for (const auto& row : run["history"]) {
+      if (row.at(0) != state.history.size() + 1)
+        corrupt(where + "row " + std::to_string(state.history.size() + 1) + " is step " +
+                row.at(0).dump() + ", expected " + std::to_string(state.history.size() + 1));
       state.history.push_back({row.at(0).get<int64_t>(), row.at(1).get<double>(),
                                row.at(2).get<double>(), row.at(3).get<double>()});
+    }
   } catch (const nlohmann::json::exception& e) {
-    throw Error(StatusCode::kDataCorruption,
-                "training checkpoint: history in " + dir + "/training_state.json: " + e.what());
+    corrupt(where + e.what());
   }
+  if (run.value("steps_done", nlohmann::json()) != state.history.size())
+    corrupt(where + std::to_string(state.history.size()) + " rows, but steps_done is " +
+            run.value("steps_done", nlohmann::json()).dump());
   return state;
 }
 

@@ -8,6 +8,7 @@
 #include "checkpoint.hpp"
 #include "polychip/error.hpp"
 #include "runtime_fixture.hpp"
+#include "safetensors.hpp"
 #include "trainer.hpp"
 
 namespace polychip::training {
@@ -160,6 +161,70 @@ TEST(Trainer, DamagedCheckpointIsRefusedAsDataCorruption) {
   expect_corrupt("a config that is not an object");
   std::ofstream(dir + "/training_state.json") << "{not json";
   expect_corrupt("a training_state.json that is not JSON");
+  std::filesystem::remove_all(dir);
+}
+
+// A training_state.json or optimizer.safetensors edited into something the
+// run never wrote: a resumed run would continue from the wrong step (and cut
+// the wrong batches) or with moments of the wrong length.
+TEST(Trainer, ACheckpointThatDisagreesWithItselfIsRefusedNamingWhat) {
+  CpuRuntime rt;
+  const TrainConfig config = train_preset("tiny");
+  const std::string dir = temp_dir("inconsistent");
+  Trainer trainer(config, rt.ops);
+  trainer.step();
+  trainer.step();
+  write_checkpoint(dir, trainer);
+  const std::string state_path = dir + "/training_state.json";
+  const nlohmann::json state = nlohmann::json::parse(std::ifstream(state_path));
+  const auto expect_corrupt = [&](const char* what, const std::string& reason) {
+    try {
+      read_checkpoint(dir, config);
+      ADD_FAILURE() << what << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << what << ": " << e.what();
+      EXPECT_NE(e.message().find(reason), std::string::npos) << what << ": " << e.message();
+    }
+  };
+  const auto write_state = [&](const nlohmann::json& j) { std::ofstream(state_path) << j.dump(); };
+  nlohmann::json edited = state;
+  edited["history"][1][0] = 5;
+  write_state(edited);
+  expect_corrupt("a history that skips to step 5", "row 2 is step 5, expected 2");
+  edited = state;
+  edited["history"][0][0] = 1.5;
+  write_state(edited);
+  expect_corrupt("a fractional step", "row 1 is step 1.5");
+  edited = state;
+  edited["history"].erase(1);
+  write_state(edited);
+  expect_corrupt("a history shorter than steps_done", "1 rows, but steps_done is 2");
+  edited = state;
+  edited.erase("steps_done");
+  write_state(edited);
+  expect_corrupt("no steps_done", "steps_done is null");
+  edited = state;
+  edited["schema"] = "polychip.reference_trace/1";
+  write_state(edited);
+  expect_corrupt("another schema", "not a polychip.training_state/1 training state");
+  edited["schema"] = 1;
+  write_state(edited);
+  expect_corrupt("a schema that is not a string", "not a polychip.training_state/1");
+  write_state(state);
+  EXPECT_EQ(read_checkpoint(dir, config).history.size(), 2u);
+
+  const int64_t n = trainer.model().layout().total();
+  const auto write_moments = [&](int64_t m_count, int64_t v_count) {
+    std::ofstream(dir + "/optimizer.safetensors", std::ios::binary) << encode_safetensors(
+        {{"adamw.m", "F32", {m_count}, f32_bytes(std::vector<double>(m_count))},
+         {"adamw.v", "F32", {v_count}, f32_bytes(std::vector<double>(v_count))}},
+        {});
+  };
+  write_moments(n, n - 1);
+  expect_corrupt("adamw.v one value short",
+                 "adamw.v in " + dir + "/optimizer.safetensors is not [");
+  write_moments(n + 1, n);
+  expect_corrupt("adamw.m one value long", "adamw.m in");
   std::filesystem::remove_all(dir);
 }
 
