@@ -22,6 +22,34 @@ int64_t dtype_bytes(const std::string& dtype) {
   corrupt("unknown dtype '" + dtype + "'");
 }
 
+// nlohmann's get<> would read 2.5 as 2 and true as 1: every size in a header
+// must be a whole number.
+std::vector<uint64_t> whole_numbers(const nlohmann::json& list, const std::string& what) {
+  if (!list.is_array()) corrupt(what + " is not a list");
+  std::vector<uint64_t> out;
+  for (const nlohmann::json& v : list) {
+    if (!v.is_number_unsigned()) corrupt(what + " holds " + v.dump() + ", not a whole number");
+    out.push_back(v.get<uint64_t>());
+  }
+  return out;
+}
+
+// dtype x shape in bytes: a shape past 2^63 - 1 elements or bytes (or, from
+// a dimension past 2^63 - 1, negative) is a damaged header, not a tensor.
+uint64_t tensor_bytes(const NamedTensor& t) {
+  const int64_t element_bytes = dtype_bytes(t.dtype);
+  int64_t count = 0;
+  try {
+    count = element_count(t.shape);
+  } catch (const Error& e) {
+    corrupt(t.name + ": " + e.message());
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(count, element_bytes, &bytes))
+    corrupt(t.name + ": more than 2^63 - 1 bytes of " + t.dtype);
+  return static_cast<uint64_t>(bytes);
+}
+
 }  // namespace
 
 std::string encode_safetensors(const std::vector<NamedTensor>& tensors,
@@ -74,12 +102,13 @@ SafetensorsFile decode_safetensors(std::string_view file) {
       continue;
     }
     try {
-      NamedTensor t{name, entry.at("dtype").get<std::string>(), entry.at("shape").get<Shape>(), {}};
-      const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
+      const std::vector<uint64_t> dims = whole_numbers(entry.at("shape"), name + ": shape");
+      NamedTensor t{
+          name, entry.at("dtype").get<std::string>(), Shape(dims.begin(), dims.end()), {}};
+      const auto offsets = whole_numbers(entry.at("data_offsets"), name + ": data_offsets");
       if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data.size())
         corrupt(name + ": data_offsets outside the data");
-      if (static_cast<int64_t>(offsets[1] - offsets[0]) !=
-          element_count(t.shape) * dtype_bytes(t.dtype))
+      if (offsets[1] - offsets[0] != tensor_bytes(t))
         corrupt(name + ": data_offsets disagree with dtype and shape");
       t.bytes = std::string(data.substr(offsets[0], offsets[1] - offsets[0]));
       ranges.push_back({offsets[0], offsets[1], out.tensors.size()});
@@ -88,8 +117,11 @@ SafetensorsFile decode_safetensors(std::string_view file) {
       corrupt(name + ": " + e.what());
     }
   }
-  std::sort(ranges.begin(), ranges.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  // An empty tensor may begin where another one does: it goes first, or the
+  // other one's end would look like an overlap.
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
   uint64_t expected = 0;
   std::vector<NamedTensor> ordered;
   for (const Range& r : ranges) {

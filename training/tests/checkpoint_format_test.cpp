@@ -160,5 +160,108 @@ TEST(Safetensors, RoundTripsAndRefusesDamagedFiles) {
   EXPECT_TRUE(refused(huge_length));
 }
 
+// Every dtype's element size: a tensor of 3 elements takes 3 x that many
+// bytes, one byte fewer is refused.
+TEST(Safetensors, EveryDtypeHasItsElementSize) {
+  const std::vector<std::pair<std::string, size_t>> sizes{
+      {"F64", 8},  {"I64", 8}, {"F32", 4}, {"I32", 4}, {"F16", 2},
+      {"BF16", 2}, {"I16", 2}, {"U8", 1},  {"I8", 1},  {"BOOL", 1}};
+  for (const auto& [dtype, size] : sizes) {
+    const std::string bytes(3 * size, '\x5a');
+    const SafetensorsFile back =
+        decode_safetensors(encode_safetensors({{"t", dtype, {3}, bytes}}, {}));
+    EXPECT_EQ(back.at("t").dtype, dtype);
+    EXPECT_EQ(back.at("t").bytes, bytes) << dtype;
+    EXPECT_THROW(encode_safetensors({{"t", dtype, {3}, bytes.substr(1)}}, {}), Error) << dtype;
+  }
+}
+
+// Empty tensors (a dimension of 0) and a file of none are valid safetensors;
+// an empty tensor may begin where the next one does, whatever the names'
+// order in the header.
+TEST(Safetensors, EmptyTensorsAndFilesRoundTrip) {
+  EXPECT_TRUE(decode_safetensors(encode_safetensors({}, {})).tensors.empty());
+  EXPECT_EQ(decode_safetensors(encode_safetensors({}, {{"format", "pt"}})).metadata.at("format"),
+            "pt");
+  const std::vector<NamedTensor> tensors{{"a", "F32", {2}, f32_bytes({1, 2})},
+                                         {"z", "F32", {0}, f32_bytes({})},
+                                         {"m", "F32", {1}, f32_bytes({3})},
+                                         {"b", "F32", {2, 0}, ""},
+                                         {"c", "F32", {1}, f32_bytes({4})}};
+  const SafetensorsFile back = decode_safetensors(encode_safetensors(tensors, {}));
+  ASSERT_EQ(back.tensors.size(), 5u);
+  EXPECT_EQ(f32_values(back.at("a")), (std::vector<double>{1, 2}));
+  EXPECT_EQ(f32_values(back.at("z")), std::vector<double>{});
+  EXPECT_EQ(f32_values(back.at("m")), std::vector<double>{3});  // between two others
+  EXPECT_EQ(back.at("b").shape, (Shape{2, 0}));
+  EXPECT_EQ(f32_values(back.at("c")), std::vector<double>{4});
+}
+
+// A header written by hand (or damaged) that points outside the data, mixes
+// up its sizes or is not what a safetensors header holds: DATA_CORRUPTION
+// naming the tensor, never a crash or a tensor read from the wrong bytes.
+TEST(Safetensors, RefusesHeadersThatDoNotDescribeTheData) {
+  const auto file = [](const std::string& header, size_t data_bytes) {
+    std::string out(8, '\0');
+    for (size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+    return out + header + std::string(data_bytes, '\0');
+  };
+  const auto refusal = [](const std::string& damaged) -> std::string {
+    try {
+      decode_safetensors(damaged);
+    } catch (const Error& e) {
+      if (e.code() == StatusCode::kDataCorruption) return e.message();
+      return "not DATA_CORRUPTION: " + e.message();
+    }
+    return "accepted";
+  };
+  const auto tensor = [](const std::string& fields) {
+    return R"({"t": {"dtype": "F32", )" + fields + "}}";
+  };
+  EXPECT_EQ(refusal(file(tensor(R"("shape": [2], "data_offsets": [0, 8])"), 8)), "accepted");
+  // The header's length one byte past the end of the file.
+  std::string past = file(tensor(R"("shape": [2], "data_offsets": [0, 8])"), 8);
+  past[0] = static_cast<char>(past.size() - 8 + 1);
+  EXPECT_NE(refusal(past).find("past the end"), std::string::npos) << refusal(past);
+  const std::vector<std::pair<std::string, std::string>> damaged{
+      {R"("shape": [2], "data_offsets": [0])", "data_offsets outside the data"},
+      {R"("shape": [2], "data_offsets": [0, 8, 8])", "data_offsets outside the data"},
+      {R"("shape": [2], "data_offsets": [8, 0])", "data_offsets outside the data"},
+      {R"("shape": [2], "data_offsets": [16, 24])", "data_offsets outside the data"},
+      {R"("shape": [2], "data_offsets": [-8, 0])", "data_offsets holds -8"},
+      {R"("shape": [2], "data_offsets": [0.5, 8.5])", "data_offsets holds 0.5"},
+      {R"("shape": [2], "data_offsets": "0-8")", "data_offsets is not a list"},
+      {R"("shape": [3], "data_offsets": [0, 8])", "data_offsets disagree with dtype and shape"},
+      {R"("shape": [2.9], "data_offsets": [0, 8])", "t: shape holds 2.9"},
+      {R"("shape": [true, 2], "data_offsets": [0, 8])", "t: shape holds true"},
+      {R"("shape": [-2], "data_offsets": [0, 8])", "t: shape holds -2"},
+      {R"("shape": [9223372036854775808], "data_offsets": [0, 8])", "t: shape [-"},
+      // (2^62 + 2) x 4 bytes wraps around to 8.
+      {R"("shape": [4611686018427387906], "data_offsets": [0, 8])", "t: more than 2^63 - 1 bytes"},
+      {R"("shape": [4611686018427387904, 4], "data_offsets": [0, 0])", "more elements than 2^63"},
+      {R"("shape": 2, "data_offsets": [0, 8])", "t: shape is not a list"}};
+  for (const auto& [fields, reason] : damaged) {
+    const std::string why = refusal(file(tensor(fields), 8));
+    EXPECT_NE(why.find(reason), std::string::npos) << fields << ": " << why;
+  }
+  EXPECT_NE(refusal(file(R"({"t": {"dtype": "F8", "shape": [2], "data_offsets": [0, 8]}})", 8))
+                .find("unknown dtype 'F8'"),
+            std::string::npos);
+  EXPECT_NE(refusal(file(R"({"t": [1, 2]})", 8)).find("t: "), std::string::npos);
+  EXPECT_NE(refusal(file(R"({"__metadata__": {"format": 1}})", 0)).find("__metadata__.format"),
+            std::string::npos);
+  // Two tensors over the same bytes, and a gap between two.
+  EXPECT_NE(refusal(file(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+                            "b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
+                         8))
+                .find("overlaps or leaves a gap at byte 4"),
+            std::string::npos);
+  EXPECT_NE(refusal(file(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+                            "b": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]}})",
+                         12))
+                .find("overlaps or leaves a gap at byte 4"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace polychip::training
