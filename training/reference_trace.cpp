@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -127,6 +128,20 @@ ReferenceTrace parse_trace(const nlohmann::json& j) {
     corrupt(fmt::format("{} losses and {} gradient norms", t.loss.size(), t.grad_norm.size()));
   check_content_hash("reference trace", t.content_hash, content_hash_of(t));
   return t;
+}
+
+void check_step1_tensors(const ReferenceTrace& trace, const Gpt2ParamLayout& layout) {
+  const std::vector<ParamInfo>& params = layout.params();
+  const auto& norms = trace.step1_grad_norms;
+  for (size_t i = 0; i < std::max(params.size(), norms.size()); ++i) {
+    const std::string in_trace = i < norms.size() ? "'" + norms[i].first + "'" : "nothing";
+    const std::string in_model = i < params.size() ? "'" + params[i].name + "'" : "nothing";
+    if (in_trace != in_model)
+      corrupt(fmt::format(
+          "its step-1 gradient norms name {} tensors, the '{}' workload's model has {}: tensor "
+          "{} is {} in the trace, {} in the model",
+          norms.size(), trace.preset, params.size(), i, in_trace, in_model));
+  }
 }
 
 void write_trace(const std::string& path, const ReferenceTrace& trace) {

@@ -92,6 +92,11 @@ void read_origin(const nlohmann::json& j, const char* schema, const std::string&
   r.polychip_version = j.at("polychip_version").template get<std::string>();
 }
 
+// DATA_CORRUPTION unless the trace's step-1 gradient norms are those of
+// `layout`'s tensors, in its order: a trace that names other tensors cannot
+// judge this model's step 1 (say so before training, not after).
+void check_step1_tensors(const ReferenceTrace& trace, const Gpt2ParamLayout& layout);
+
 // "sha256:<hex>" of the trace's content (everything but content_hash).
 std::string content_hash_of(const ReferenceTrace& trace);
 

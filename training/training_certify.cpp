@@ -208,6 +208,7 @@ int run_training_certify(const conformance::CertifyOptions& o) {
       throw Error(StatusCode::kInvalidArgument, "the reference's workload differs from preset '" +
                                                     reference.preset +
                                                     "' (it was recorded with changed settings)");
+    if (reference.trace) check_step1_tensors(*reference.trace, Gpt2ParamLayout(config.model));
   } catch (const Error& e) {
     return usage_error(e.message());
   }

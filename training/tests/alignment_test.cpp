@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "gpt2_params.hpp"
 #include "polychip/error.hpp"
 #include "reference_trace.hpp"
 
@@ -146,6 +147,45 @@ TEST(ReferenceTrace, AChangedTraceFailsItsContentHash) {
   }
   EXPECT_EQ(trace_provenance("sim.nvidia_emu"), "emulated");
   EXPECT_EQ(trace_provenance("nvidia.h100_80gb_hbm3"), "recorded");
+}
+
+// A trace whose step-1 tensors are not the model's (another model's trace,
+// or one edited and re-hashed) is refused naming the first difference.
+TEST(ReferenceTrace, Step1TensorsMustBeTheModelsInForwardOrder) {
+  const Gpt2ParamLayout layout(train_preset("tiny").model);
+  ReferenceTrace t;
+  t.preset = "tiny";
+  for (const ParamInfo& p : layout.params()) t.step1_grad_norms.emplace_back(p.name, 1.0);
+  check_step1_tensors(t, layout);
+  const auto refusal = [&](const ReferenceTrace& edited) -> std::string {
+    try {
+      check_step1_tensors(edited, layout);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.message();
+      return e.message();
+    }
+    return "accepted";
+  };
+  const std::string n = std::to_string(layout.params().size());
+  ReferenceTrace edited = t;
+  std::swap(edited.step1_grad_norms[1], edited.step1_grad_norms[2]);
+  EXPECT_NE(refusal(edited).find("tensor 1 is '" + layout.params()[2].name + "' in the trace, '" +
+                                 layout.params()[1].name + "' in the model"),
+            std::string::npos)
+      << refusal(edited);
+  edited = t;
+  edited.step1_grad_norms.pop_back();
+  EXPECT_NE(refusal(edited).find("the 'tiny' workload's model has " + n + ": tensor " +
+                                 std::to_string(layout.params().size() - 1) + " is nothing"),
+            std::string::npos)
+      << refusal(edited);
+  edited = t;
+  edited.step1_grad_norms.emplace_back("lm_head.weight", 1.0);
+  EXPECT_NE(refusal(edited).find("is 'lm_head.weight' in the trace, nothing in the model"),
+            std::string::npos)
+      << refusal(edited);
+  edited.step1_grad_norms.clear();
+  EXPECT_NE(refusal(edited).find("name 0 tensors"), std::string::npos) << refusal(edited);
 }
 
 }  // namespace

@@ -219,5 +219,21 @@ TEST_F(CertifyTraining, APlantedDivergenceFailsNamingTheFirstStepAndTheTensor) {
   EXPECT_NE(log().find("does not match its content"), std::string::npos) << log();
 }
 
+// A trace whose step-1 tensors are not the model's (edited, re-hashed) is
+// refused before training, not after the whole run.
+TEST_F(CertifyTraining, AReferenceNamingOtherStep1TensorsIsRefusedBeforeTraining) {
+  ReferenceTrace other = read_trace(SHIPPED_TRACE_FILE);
+  other.step1_grad_norms.pop_back();
+  other.content_hash = content_hash_of(other);
+  const fs::path file = dir_ / "other.json";
+  write_trace(file.string(), other);
+  EXPECT_EQ(exit_code_of("certify --suite training --adapters cpu --reference '" + file.string() +
+                         "' --out '" + (dir_ / "other").string() + "'"),
+            2);
+  EXPECT_NE(log().find("is nothing in the trace, 'ln_f.bias' in the model"), std::string::npos)
+      << log();
+  EXPECT_EQ(log().find("certify: training"), std::string::npos) << log();
+}
+
 }  // namespace
 }  // namespace polychip::training
