@@ -210,6 +210,31 @@ TEST(Trainer, ACheckpointThatDisagreesWithItselfIsRefusedNamingWhat) {
   edited["schema"] = 1;
   write_state(edited);
   expect_corrupt("a schema that is not a string", "not a polychip.training_state/1");
+  // config and history missing, or a list and an object.
+  for (const auto& [key, wrong] :
+       {std::pair<std::string, nlohmann::json>{"config", nlohmann::json::array()},
+        {"history", nlohmann::json::object()}}) {
+    edited = state;
+    edited.erase(key);
+    write_state(edited);
+    expect_corrupt("no config or history", "not a polychip.training_state/1 training state");
+    edited[key] = wrong;
+    write_state(edited);
+    expect_corrupt("a config or history of the wrong type", "not a polychip.training_state/1");
+  }
+  // A config field left out is named, and said to be missing.
+  edited = state;
+  edited["config"].erase("seed");
+  write_state(edited);
+  try {
+    read_checkpoint(dir, config);
+    ADD_FAILURE() << "a config without its seed was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("was written with seed = null, this run has 1234"),
+              std::string::npos)
+        << e.message();
+  }
   write_state(state);
   EXPECT_EQ(read_checkpoint(dir, config).history.size(), 2u);
 
