@@ -1,10 +1,15 @@
 // The alignment criteria and the step-1 diagnosis on planted curves and
-// gradients, and the reference trace's content hash.
+// gradients, and the reference trace: its file, content hash and checks.
 #include "alignment.hpp"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <tuple>
 
 #include "gpt2_params.hpp"
 #include "polychip/error.hpp"
@@ -147,6 +152,92 @@ TEST(ReferenceTrace, AChangedTraceFailsItsContentHash) {
   }
   EXPECT_EQ(trace_provenance("sim.nvidia_emu"), "emulated");
   EXPECT_EQ(trace_provenance("nvidia.h100_80gb_hbm3"), "recorded");
+}
+
+// A trace file that is not one (hand-written, or edited and re-hashed):
+// DATA_CORRUPTION saying what is wrong, before any of it is used.
+TEST(ReferenceTrace, AMalformedTraceIsRefusedSayingWhy) {
+  ReferenceTrace t;
+  t.preset = "default";
+  t.device_type = "cpu.host";
+  t.loss = {5.5, 5.4};
+  t.grad_norm = {2.5, 1.8};
+  t.step1_grad_norms = {{"wte.weight", 1.0}};
+  const auto refusal = [](nlohmann::json j) -> std::string {
+    j.erase("content_hash");
+    j["content_hash"] = "sha256:" + sha256_hex(j.dump());
+    try {
+      parse_trace(j);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.message();
+      return e.message();
+    }
+    return "accepted";
+  };
+  const nlohmann::json good = trace_json(t);
+  EXPECT_EQ(refusal(good), "accepted");
+  nlohmann::json j = good;
+  j["grad_norm"].erase(1);
+  EXPECT_EQ(refusal(j), "reference trace: 2 losses and 1 gradient norms");
+  j["loss"] = nlohmann::json::array();
+  j["grad_norm"] = nlohmann::json::array();
+  EXPECT_EQ(refusal(j), "reference trace: 0 losses and 0 gradient norms");
+  j = good;
+  j["step1_grad_norms"][0] = {"wte.weight"};
+  EXPECT_NE(refusal(j).find("reference trace: malformed"), std::string::npos) << refusal(j);
+  j = good;
+  j.erase("corpus_hash");
+  EXPECT_NE(refusal(j).find("key 'corpus_hash' not found"), std::string::npos) << refusal(j);
+  j = good;
+  j["schema"] = "polychip.loss_envelope/1";
+  EXPECT_NE(refusal(j).find("expected polychip.reference_trace/1"), std::string::npos)
+      << refusal(j);
+  EXPECT_THROW(parse_trace(nlohmann::json::array()), Error);
+}
+
+// The file: written and read back whole; a missing file is NOT_FOUND, one
+// that is not JSON or was changed after recording DATA_CORRUPTION naming it.
+TEST(ReferenceTrace, TheFileRoundTripsAndADamagedOneIsRefused) {
+  ReferenceTrace t;
+  t.preset = "tiny";
+  t.device_type = "cpu.host";
+  t.loss = {2.75, 2.5};
+  t.grad_norm = {1.25, 1.0};
+  t.step1_grad_norms = {{"wte.weight", 0.5}};
+  t.content_hash = content_hash_of(t);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("polychip_trace_" + std::to_string(::getpid()) + ".json"))
+                               .string();
+  write_trace(path, t);
+  const ReferenceTrace back = read_trace(path);
+  EXPECT_EQ(back.loss, t.loss);
+  EXPECT_EQ(back.step1_grad_norms, t.step1_grad_norms);
+  EXPECT_EQ(back.content_hash, t.content_hash);
+  const auto failure = [&]() -> std::pair<StatusCode, std::string> {
+    try {
+      read_trace(path);
+    } catch (const Error& e) {
+      return {e.code(), e.message()};
+    }
+    return {StatusCode::kOk, "accepted"};
+  };
+  std::string text = trace_json(t).dump(1);
+  text.replace(text.find("2.75"), 4, "2.70");
+  std::ofstream(path) << text;
+  auto [code, message] = failure();
+  EXPECT_EQ(code, StatusCode::kDataCorruption);
+  EXPECT_NE(message.find("content hash " + t.content_hash + " does not match its content (sha256:"),
+            std::string::npos)
+      << message;
+  std::ofstream(path) << text.substr(0, text.size() / 2);
+  std::tie(code, message) = failure();
+  EXPECT_EQ(code, StatusCode::kDataCorruption);
+  EXPECT_NE(message.find("reference trace: " + path + " is not JSON"), std::string::npos)
+      << message;
+  std::filesystem::remove(path);
+  std::tie(code, message) = failure();
+  EXPECT_EQ(code, StatusCode::kNotFound);
+  EXPECT_NE(message.find("reference trace: cannot open " + path), std::string::npos) << message;
 }
 
 // A trace whose step-1 tensors are not the model's (another model's trace,
