@@ -2,8 +2,11 @@
 // itself bit for bit, and checkpoint + resume continues bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <tuple>
 
 #include "checkpoint.hpp"
 #include "polychip/error.hpp"
@@ -299,6 +302,63 @@ TEST(Trainer, BadConfigIsRefused) {
   config.model.num_heads = 3;  // 8 channels do not split into 3 heads
   EXPECT_THROW(Trainer(config, rt.ops), Error);
   EXPECT_THROW(train_preset("huge"), Error);
+}
+
+// validate() at each bound: the last value accepted and the first refused,
+// the refusal naming the field.
+TEST(TrainConfig, ValidateRefusesEachFieldJustPastItsBound) {
+  const TrainConfig tiny = train_preset("tiny");
+  const auto refusal = [](const TrainConfig& c) -> std::string {
+    try {
+      validate(c);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.message();
+      return e.message();
+    }
+    return "accepted";
+  };
+  using Edit = std::function<void(TrainConfig&)>;
+  const std::vector<std::tuple<Edit, Edit, std::string>> bounds{
+      {[](TrainConfig& c) { c.model.vocab_size = 2; },
+       [](TrainConfig& c) { c.model.vocab_size = 1; }, "vocab_size must be >= 2"},
+      {[](TrainConfig& c) { c.model.num_layers = 1; },
+       [](TrainConfig& c) { c.model.num_layers = 0; }, "num_layers must be >= 1"},
+      {[](TrainConfig& c) { c.model.num_heads = 1; }, [](TrainConfig& c) { c.model.num_heads = 0; },
+       "channels must be a positive multiple of num_heads"},
+      {[](TrainConfig& c) { c.model.channels = c.model.num_heads; },
+       [](TrainConfig& c) { c.model.channels = 0; },
+       "channels must be a positive multiple of num_heads"},
+      {[](TrainConfig& c) { c.model.channels = 3 * c.model.num_heads; },
+       [](TrainConfig& c) { c.model.channels = 3 * c.model.num_heads + 1; },
+       "channels must be a positive multiple of num_heads"},
+      {[](TrainConfig& c) { c.batch_size = 1; }, [](TrainConfig& c) { c.batch_size = 0; },
+       "batch_size must be >= 1"},
+      {[](TrainConfig& c) { c.seq_len = 1; }, [](TrainConfig& c) { c.seq_len = 0; },
+       "seq_len must be in [1, max_seq_len]"},
+      {[](TrainConfig& c) { c.seq_len = c.model.max_seq_len; },
+       [](TrainConfig& c) { c.seq_len = c.model.max_seq_len + 1; },
+       "seq_len must be in [1, max_seq_len]"},
+      {[](TrainConfig& c) { c.corpus_tokens = c.seq_len + 1; },
+       [](TrainConfig& c) { c.corpus_tokens = c.seq_len; }, "corpus_tokens must exceed seq_len"},
+      {[](TrainConfig& c) { c.learning_rate = 0; }, [](TrainConfig& c) { c.learning_rate = -1e-9; },
+       "learning_rate, grad_clip and weight_decay must be finite and >= 0"},
+      {[](TrainConfig& c) { c.grad_clip = 0; }, [](TrainConfig& c) { c.grad_clip = NAN; },
+       "learning_rate, grad_clip and weight_decay must be finite and >= 0"},
+      {[](TrainConfig& c) { c.weight_decay = 1e300; },
+       [](TrainConfig& c) { c.weight_decay = INFINITY; },
+       "learning_rate, grad_clip and weight_decay must be finite and >= 0"},
+      {[](TrainConfig& c) { c.precision = "bf16"; }, [](TrainConfig& c) { c.precision = "fp16"; },
+       "precision must be fp32 or bf16, got 'fp16'"}};
+  for (const auto& [last_accepted, first_refused, reason] : bounds) {
+    TrainConfig c = tiny;
+    last_accepted(c);
+    EXPECT_EQ(refusal(c), "accepted") << reason;
+    c = tiny;
+    first_refused(c);
+    EXPECT_EQ(refusal(c), "training config: " + reason) << refusal(c);
+  }
+  for (const char* preset : {"tiny", "default", "gpt2-small"})
+    EXPECT_EQ(refusal(train_preset(preset)), "accepted") << preset;
 }
 
 }  // namespace
