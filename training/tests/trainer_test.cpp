@@ -2,13 +2,17 @@
 // itself bit for bit, and checkpoint + resume continues bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <numeric>
 #include <tuple>
 
 #include "checkpoint.hpp"
+#include "corpus.hpp"
 #include "polychip/error.hpp"
 #include "runtime_fixture.hpp"
 #include "safetensors.hpp"
@@ -302,6 +306,63 @@ TEST(Trainer, BadConfigIsRefused) {
   config.model.num_heads = 3;  // 8 channels do not split into 3 heads
   EXPECT_THROW(Trainer(config, rt.ops), Error);
   EXPECT_THROW(train_preset("huge"), Error);
+}
+
+// FNV-1a 64 over the tokens' little-endian bytes (values from an
+// independent implementation), and the default workload's corpus is the
+// one the shipped reference trace was recorded on.
+TEST(Corpus, TheHashIsFnv1aOfTheLittleEndianTokens) {
+  EXPECT_EQ(corpus_hash({}), 0xCBF29CE484222325ull);
+  EXPECT_EQ(corpus_hash({0x61, -2}), 0x811a37f9012afbb1ull);
+  EXPECT_EQ(corpus_hash({0x01020304}), 0xb345225e3644edb5ull);
+  const TrainConfig c = train_preset("default");
+  EXPECT_EQ(corpus_hash(generate_corpus(c.model.vocab_size, c.corpus_tokens, c.seed)),
+            0x7995e020fd8f5661ull);  // gpt2_default_fp32.json's corpus_hash
+}
+
+// Each token has at most kSuccessors successors, the first the most likely.
+TEST(Corpus, IsAMarkovChainOfFourWeightedSuccessors) {
+  const int64_t vocab = 16;
+  const std::vector<int32_t> tokens = generate_corpus(vocab, 1 << 16, 7);
+  std::map<std::pair<int32_t, int32_t>, int> transitions;
+  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    ASSERT_GE(tokens[i], 0);
+    ASSERT_LT(tokens[i], vocab);
+    ++transitions[{tokens[i], tokens[i + 1]}];
+  }
+  std::map<int32_t, std::vector<int>> counts;
+  for (const auto& [pair, n] : transitions) counts[pair.first].push_back(n);
+  EXPECT_EQ(counts.size(), static_cast<size_t>(vocab));
+  for (auto& [token, n] : counts) {
+    EXPECT_LE(n.size(), static_cast<size_t>(kSuccessors)) << token;
+    // The likeliest successor takes about 8/15 of the transitions (more
+    // when two of its successors are the same token).
+    const int total = std::accumulate(n.begin(), n.end(), 0);
+    EXPECT_GT(*std::max_element(n.begin(), n.end()), total * 4 / 10) << token;
+  }
+}
+
+// Sequence b of step s starts at ((s * B + b) * T) mod (N - T); targets
+// are the next tokens.
+TEST(Corpus, BatchesAreCutAtFixedPositionsFromTheStep) {
+  std::vector<int32_t> corpus(20);
+  std::iota(corpus.begin(), corpus.end(), 100);
+  const Batch step0 = batch_at(corpus, 0, 3, 4);
+  EXPECT_EQ(step0.tokens,
+            (std::vector<int32_t>{100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111}));
+  EXPECT_EQ(step0.targets,
+            (std::vector<int32_t>{101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112}));
+  // Step 1 starts at 12, 16 mod 16 = 0 and 20 mod 16 = 4.
+  const Batch step1 = batch_at(corpus, 1, 3, 4);
+  EXPECT_EQ(step1.tokens,
+            (std::vector<int32_t>{112, 113, 114, 115, 100, 101, 102, 103, 104, 105, 106, 107}));
+  EXPECT_EQ(step1.targets.front(), 113);
+  EXPECT_EQ(step1.targets.back(), 108);
+  // The last start, N - T - 1, reaches the corpus's last token as a target.
+  const Batch last = batch_at(corpus, 18, 1, 1);
+  EXPECT_EQ(last.tokens, std::vector<int32_t>{118});
+  EXPECT_EQ(last.targets, std::vector<int32_t>{119});
+  EXPECT_EQ(batch_at(corpus, 19, 1, 1).tokens, std::vector<int32_t>{100});  // 19 mod 19
 }
 
 // validate() at each bound: the last value accepted and the first refused,
