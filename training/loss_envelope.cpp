@@ -76,6 +76,11 @@ void check_members(const std::vector<EnvelopeMember>& members, Fail fail) {
       fail(fmt::format("member with seed {} has {} steps, the first has {}", m.init_seed,
                        m.loss.size(), members.front().loss.size()));
     if (!seeds.insert(m.init_seed).second) fail(fmt::format("seed {} appears twice", m.init_seed));
+    // A diverged run's NaN would be written as null: a file no one can read.
+    for (size_t i = 0; i < m.loss.size(); ++i)
+      if (!std::isfinite(m.loss[i]))
+        fail(fmt::format("member with seed {} has loss {} at step {}", m.init_seed, m.loss[i],
+                         i + 1));
   }
 }
 

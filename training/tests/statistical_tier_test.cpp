@@ -58,6 +58,25 @@ TEST(LossEnvelope, RefusesTooFewMembersRaggedCurvesAndRepeatedSeeds) {
   EXPECT_THROW(record_envelope_member(runtime, "cpu", "default", 0, 1), Error);
 }
 
+// A seed whose run diverged: its NaN (or inf) would go into the file as null
+// and the envelope could not be read back, so it is refused when made.
+TEST(LossEnvelope, RefusesAMemberThatDiverged) {
+  for (const auto& [bad, shown] : {std::pair<double, const char*>{NAN, "nan"}, {INFINITY, "inf"}}) {
+    auto members = offset_members(5, {1, 2, 3});
+    members[1].loss[3] = bad;
+    try {
+      make_envelope("default", "cpu", members);
+      ADD_FAILURE() << shown << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(
+          e.message().find(std::string("member with seed 2 has loss ") + shown + " at step 4"),
+          std::string::npos)
+          << e.message();
+    }
+  }
+}
+
 TEST(LossEnvelope, RoundTripsAndAChangedFileIsRefused) {
   const LossEnvelope e = make_envelope("default", "cpu", offset_members(20, {1, 2, 3, 4, 5}));
   const LossEnvelope back = parse_envelope(envelope_json(e));
