@@ -5,13 +5,18 @@
 // member regenerates bit for bit, a planted drift fails at its first step.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "alignment.hpp"
 #include "loss_envelope.hpp"
 #include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
+#include "reference_trace.hpp"
 #include "training_certify.hpp"
 
 namespace polychip::training {
@@ -107,6 +112,51 @@ TEST(LossEnvelope, RoundTripsAndAChangedFileIsRefused) {
   nlohmann::json trace_schema = envelope_json(e);
   trace_schema["schema"] = "polychip.reference_trace/1";
   EXPECT_THROW(parse_envelope(trace_schema), Error);
+}
+
+// Each statistic forged alone (and the file re-hashed) is refused; the file
+// round-trips through disk, and a missing or non-JSON file is named.
+TEST(LossEnvelope, EachForgedStatisticAndADamagedFileAreRefused) {
+  const LossEnvelope e = make_envelope("default", "cpu", offset_members(6, {1, 2, 3}));
+  for (const char* statistic : {"loss_min", "loss_max", "loss_mean", "loss_std"}) {
+    nlohmann::json j = envelope_json(e);
+    j[statistic][2] = j[statistic][2].get<double>() * (1 + 1e-15) + 1e-300;
+    j.erase("content_hash");
+    j["content_hash"] = "sha256:" + sha256_hex(j.dump());
+    try {
+      parse_envelope(j);
+      ADD_FAILURE() << "a forged " << statistic << " was accepted";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), StatusCode::kDataCorruption);
+      EXPECT_NE(err.message().find("statistics are not those of its members"), std::string::npos)
+          << statistic << ": " << err.message();
+    }
+  }
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("polychip_envelope_" + std::to_string(::getpid()) + ".json"))
+                               .string();
+  write_envelope(path, e);
+  const LossEnvelope back = read_envelope(path);
+  EXPECT_EQ(back.content_hash, e.content_hash);
+  EXPECT_EQ(back.members[2].loss, e.members[2].loss);
+  std::ofstream(path) << "{\"schema\": ";
+  try {
+    read_envelope(path);
+    ADD_FAILURE() << "a cut file was accepted";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(err.message().find("loss envelope: " + path + " is not JSON"), std::string::npos)
+        << err.message();
+  }
+  std::filesystem::remove(path);
+  try {
+    read_envelope(path);
+    ADD_FAILURE() << "a missing file was accepted";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), StatusCode::kNotFound);
+    EXPECT_NE(err.message().find("loss envelope: cannot open " + path), std::string::npos)
+        << err.message();
+  }
 }
 
 TEST(StatisticalTier, JudgesAgainstTheWidenedEnvelope) {
