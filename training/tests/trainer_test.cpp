@@ -386,7 +386,7 @@ TEST(TrainConfig, ValidateRefusesEachFieldJustPastItsBound) {
        [](TrainConfig& c) { c.model.num_layers = 0; }, "num_layers must be >= 1"},
       {[](TrainConfig& c) { c.model.num_heads = 1; }, [](TrainConfig& c) { c.model.num_heads = 0; },
        "channels must be a positive multiple of num_heads"},
-      {[](TrainConfig& c) { c.model.channels = c.model.num_heads; },
+      {[](TrainConfig& c) { c.model.num_heads = c.model.channels = 1; },
        [](TrainConfig& c) { c.model.channels = 0; },
        "channels must be a positive multiple of num_heads"},
       {[](TrainConfig& c) { c.model.channels = 3 * c.model.num_heads; },
