@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "checkpoint.hpp"
+#include "npy_file.hpp"
 #include "polychip/error.hpp"
 #include "runtime_fixture.hpp"
 #include "safetensors.hpp"
@@ -219,6 +221,8 @@ TEST(Safetensors, RefusesHeadersThatDoNotDescribeTheData) {
     return R"({"t": {"dtype": "F32", )" + fields + "}}";
   };
   EXPECT_EQ(refusal(file(tensor(R"("shape": [2], "data_offsets": [0, 8])"), 8)), "accepted");
+  // Just the length (0): there is a header, empty, and it is not JSON.
+  EXPECT_EQ(refusal(file("", 0)), "safetensors: the header is not a JSON object");
   // The header's length one byte past the end of the file.
   std::string past = file(tensor(R"("shape": [2], "data_offsets": [0, 8])"), 8);
   past[0] = static_cast<char>(past.size() - 8 + 1);
@@ -261,6 +265,34 @@ TEST(Safetensors, RefusesHeadersThatDoNotDescribeTheData) {
                          12))
                 .find("overlaps or leaves a gap at byte 4"),
             std::string::npos);
+}
+
+// NumPy's .npy 1.0 layout: magic, version, little-endian header length,
+// the header dict padded with spaces and a newline so the data starts at a
+// multiple of 64 bytes (whatever the dict's length), then the doubles.
+TEST(Npy, TheHeaderIsPaddedTo64BytesAndTheDataFollows) {
+  const std::vector<double> values{1.5, -2, 3, 4, 5, 6.25};
+  const std::string file = encode_npy_f64(values, 2, 3);
+  ASSERT_EQ(file.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  const size_t header_length = static_cast<uint8_t>(file[8]) | static_cast<uint8_t>(file[9]) << 8;
+  const std::string header = file.substr(10, header_length);
+  EXPECT_EQ(header.find("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }"), 0u);
+  EXPECT_EQ(header.back(), '\n');
+  EXPECT_EQ(header.find_first_not_of(' ', header.find('}') + 1), header.size() - 1);
+  EXPECT_EQ((10 + header_length) % 64, 0u);
+  ASSERT_EQ(file.size(), 10 + header_length + 8 * values.size());
+  std::vector<double> data(values.size());
+  std::memcpy(data.data(), file.data() + 10 + header_length, 8 * values.size());
+  EXPECT_EQ(data, values);
+  // Dicts of every length modulo 64 (the shape's digits): always aligned.
+  int64_t rows = 1;
+  for (int digits = 1; digits <= 18; ++digits, rows *= 10) {
+    const std::string empty = encode_npy_f64({}, rows, 0);
+    const size_t length = static_cast<uint8_t>(empty[8]) | static_cast<uint8_t>(empty[9]) << 8;
+    EXPECT_EQ((10 + length) % 64, 0u) << rows;
+    EXPECT_EQ(empty.size(), 10 + length) << rows;
+    EXPECT_EQ(empty.back(), '\n') << rows;
+  }
 }
 
 }  // namespace
