@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "checkpoint.hpp"
 #include "corpus.hpp"
 #include "polychip/error.hpp"
+#include "reference_trace.hpp"
 #include "runtime_fixture.hpp"
 #include "safetensors.hpp"
 #include "trainer.hpp"
@@ -306,6 +308,49 @@ TEST(Trainer, BadConfigIsRefused) {
   config.model.num_heads = 3;  // 8 channels do not split into 3 heads
   EXPECT_THROW(Trainer(config, rt.ops), Error);
   EXPECT_THROW(train_preset("huge"), Error);
+}
+
+// A recorded trace: every step's loss and gradient norm, the L2 norm of each
+// tensor's step-1 gradient (recomputed here from the gradients), what ran
+// it, and a content hash that verifies; a trainer that already ran is refused.
+TEST(ReferenceTrace, RecordsTheRunStepByStep) {
+  CpuRuntime rt;
+  const TrainConfig config = train_preset("tiny");
+  Trainer one_step(config, rt.ops);
+  one_step.step();
+  const std::vector<double> grads = host_values(one_step.master_grads());
+  Trainer trainer(config, rt.ops);
+  const ReferenceTrace t = record_trace(trainer, "tiny", 3, "sim.nvidia_emu");
+  EXPECT_EQ(trainer.steps_done(), 3);
+  ASSERT_EQ(t.loss.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(t.loss[i], trainer.history()[i].loss);
+    EXPECT_EQ(t.grad_norm[i], trainer.history()[i].grad_norm);
+  }
+  const auto& params = trainer.model().layout().params();
+  ASSERT_EQ(t.step1_grad_norms.size(), params.size());
+  for (size_t k = 0; k < params.size(); ++k) {
+    double sum = 0;
+    for (int64_t i = 0; i < params[k].numel(); ++i)
+      sum += grads[params[k].offset + i] * grads[params[k].offset + i];
+    EXPECT_EQ(t.step1_grad_norms[k].first, params[k].name);
+    EXPECT_NEAR(t.step1_grad_norms[k].second, std::sqrt(sum), 1e-12 * std::sqrt(sum))
+        << params[k].name;
+  }
+  EXPECT_EQ(t.preset, "tiny");
+  EXPECT_EQ(t.device_type, "sim.nvidia_emu");
+  EXPECT_EQ(t.provenance, "emulated");
+  EXPECT_EQ(t.workload, train_config_json(config));
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(trainer.corpus_hash()));
+  EXPECT_EQ(t.corpus_hash, hash);
+  EXPECT_EQ(parse_trace(trace_json(t)).content_hash, t.content_hash);
+  EXPECT_THROW(record_trace(trainer, "tiny", 1, "cpu.host"), Error);
+  EXPECT_EQ(trace_provenance("cpu.host"), "device");
+  // SHA-256 test vectors (FIPS 180-2).
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 // FNV-1a 64 over the tokens' little-endian bytes (values from an
