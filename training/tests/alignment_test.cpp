@@ -61,6 +61,71 @@ TEST(Alignment, OneStepOutsideIsAllowedPerHundredButNotTwo) {
   EXPECT_EQ(c.first_outside_step, 51);
 }
 
+// The steps allowed outside are max(1, N / 100): one for a short curve,
+// N / 100 for a long one (and none in the exact tier).
+TEST(Alignment, TheStepsAllowedOutsideScaleWithTheCurve) {
+  const auto outside_at = [](int steps, std::vector<int> at) {
+    const auto ref = falling_curve(steps);
+    auto run = ref;
+    for (int i : at) run[i] += 0.5;
+    return compare_loss_curves(ref, run, alignment_criteria("cross-vendor"));
+  };
+  CurveComparison c = outside_at(10, {4});
+  EXPECT_TRUE(c.pass) << c.summary;
+  EXPECT_EQ(c.allowed_outside, 1);
+  c = outside_at(250, {30, 200});
+  EXPECT_TRUE(c.pass) << c.summary;
+  EXPECT_EQ(c.allowed_outside, 2);
+  EXPECT_FALSE(outside_at(250, {30, 200, 240}).pass);
+  EXPECT_EQ(compare_loss_curves(falling_curve(250), falling_curve(250), alignment_criteria("exact"))
+                .allowed_outside,
+            0);
+}
+
+// The bounds are inclusive (|a - b| <= bound), the mean's limit is not
+// (mean < limit), and the mean starts at mean_from_step itself: values here
+// are exact in binary, so each comparison meets its bound exactly.
+TEST(Alignment, EachBoundIsMetExactlyAtItsEdge) {
+  const std::vector<double> ref(4, 2.0);
+  AlignmentCriteria exact = alignment_criteria("exact");
+  exact.exact_atol = 0.25;
+  EXPECT_TRUE(compare_loss_curves(ref, {2.25, 2, 1.75, 2}, exact).pass);
+  EXPECT_FALSE(compare_loss_curves(ref, {2.25, 2, 1.7, 2}, exact).pass);
+  AlignmentCriteria cross = alignment_criteria("cross-vendor");
+  cross.atol = 0.25;
+  cross.rtol = 0.125;  // bound 0.25 + 0.125 x 2 = 0.5
+  cross.mean_from_step = 3;
+  cross.max_mean_relative = 1;
+  CurveComparison c = compare_loss_curves(ref, {2.5, 2.5, 1.5, 2}, cross);
+  EXPECT_EQ(c.steps_outside, 0) << c.summary;
+  EXPECT_EQ(c.mean_relative, 0.125) << "steps 3 and 4: (0.25 + 0) / 2";
+  // A mean exactly at the limit fails.
+  cross.max_mean_relative = 0.125;
+  EXPECT_FALSE(compare_loss_curves(ref, {2.5, 2.5, 1.5, 2}, cross).pass);
+  cross.max_mean_relative = 0.25;
+  c = compare_loss_curves(ref, {2.5, 2.5, 1.5, 2}, cross);
+  EXPECT_TRUE(c.pass);
+  EXPECT_NE(c.summary.find("mean relative error from step 3: 12.5% (limit 25%)"), std::string::npos)
+      << c.summary;
+  // A curve that ends before mean_from_step is not judged by the mean.
+  cross.mean_from_step = 5;
+  cross.max_mean_relative = 0;
+  EXPECT_TRUE(compare_loss_curves(ref, {2.5, 2, 2, 2}, cross).pass);
+}
+
+// The largest deviation's step is the first of equal ones, step 1 when the
+// curves agree.
+TEST(Alignment, TheLargestDeviationIsTheFirstOfEqualOnes) {
+  const std::vector<double> ref(8, 2.0);
+  const AlignmentCriteria criteria = alignment_criteria("cross-vendor");
+  EXPECT_EQ(compare_loss_curves(ref, ref, criteria).largest_step, 1);
+  const CurveComparison c =
+      compare_loss_curves(ref, {2, 2, 2.5, 2, 2, 2, 1.5, 2}, alignment_criteria("cross-vendor"));
+  EXPECT_EQ(c.largest_step, 3) << c.summary;
+  EXPECT_EQ(c.largest_abs, 0.5);
+  EXPECT_EQ(c.largest_relative, 0.25);
+}
+
 TEST(Alignment, FlagPerfsMeanFailsASteadyOffsetJustInsideEachStep) {
   const auto ref = falling_curve(100);
   auto run = ref;

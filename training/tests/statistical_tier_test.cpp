@@ -187,6 +187,59 @@ TEST(StatisticalTier, JudgesAgainstTheWidenedEnvelope) {
   EXPECT_THROW(compare_with_envelope(e, std::vector<double>(99, 3.0), criteria), Error);
 }
 
+// Seeds that agree (std 0): the margin is margin_atol alone, met exactly at
+// its edge (values exact in binary), and a short curve may have one step
+// outside, a long one N / 100.
+TEST(StatisticalTier, TheMarginIsInclusiveAndTheStepsAllowedScale) {
+  const auto agreeing = [](int steps) {
+    return make_envelope(
+        "default", "cpu",
+        {{1, std::vector<double>(steps, 2.0)}, {2, std::vector<double>(steps, 2.0)}});
+  };
+  AlignmentCriteria criteria = alignment_criteria("statistical");
+  criteria.margin_atol = 0.25;
+  const LossEnvelope e = agreeing(10);
+  EXPECT_TRUE(compare_with_envelope(e, std::vector<double>(10, 2.25), criteria).pass);
+  EXPECT_TRUE(compare_with_envelope(e, std::vector<double>(10, 1.75), criteria).pass);
+  EXPECT_FALSE(compare_with_envelope(e, std::vector<double>(10, 2.3), criteria).pass);
+  criteria = alignment_criteria("statistical");  // margin 1e-3
+  EXPECT_TRUE(compare_with_envelope(e, std::vector<double>(10, 2.0005), criteria).pass);
+  std::vector<double> run(10, 2.0);
+  run[4] = 3;
+  CurveComparison c = compare_with_envelope(e, run, criteria);
+  EXPECT_TRUE(c.pass) << c.summary;
+  EXPECT_EQ(c.allowed_outside, 1);
+  const LossEnvelope long_one = agreeing(250);
+  run.assign(250, 2.0);
+  run[30] = run[200] = 3;
+  c = compare_with_envelope(long_one, run, criteria);
+  EXPECT_TRUE(c.pass) << c.summary;
+  EXPECT_EQ(c.allowed_outside, 2);
+  run[240] = 3;
+  EXPECT_FALSE(compare_with_envelope(long_one, run, criteria).pass);
+}
+
+// The largest distance outside is the first of equal ones (step 1 when the
+// run stays inside), relative to that step's mean; Megatron's spread, too.
+TEST(StatisticalTier, TheLargestDistanceAndSpreadAreTheFirstOfEqualOnes) {
+  const LossEnvelope e = make_envelope(
+      "default", "cpu", {{1, std::vector<double>(10, 2.0)}, {2, std::vector<double>(10, 2.5)}});
+  const AlignmentCriteria criteria = alignment_criteria("statistical");
+  CurveComparison c = compare_with_envelope(e, e.loss_mean, criteria);
+  EXPECT_EQ(c.largest_step, 1);
+  EXPECT_EQ(c.largest_abs, 0);
+  std::vector<double> run = e.loss_mean;
+  run[2] = 3.5;
+  run[6] = 1;
+  c = compare_with_envelope(e, run, criteria);
+  EXPECT_EQ(c.largest_step, 3) << c.summary;
+  EXPECT_EQ(c.largest_abs, 1);
+  EXPECT_EQ(c.largest_relative, 1 / 2.25);
+  const ToleranceJustification j = justified_rtol(e);
+  EXPECT_EQ(j.largest_step, 1) << j.summary;
+  EXPECT_EQ(j.largest_relative_spread, 0.5 / 2.25);
+}
+
 TEST(StatisticalTier, MegatronRtolFromTheSeedsSpread) {
   // Spread 0.04 everywhere: the largest relative one where the loss is
   // lowest, the last step (mean 2 + 3 e^(-49/30)).
