@@ -175,6 +175,19 @@ TEST(Step1Diagnosis, NamesTheFirstTensorOutOfBoundsInForwardOrder) {
       << d.summary;
 }
 
+// The worst tensor is the largest relative deviation (not absolute), the
+// first of equal ones; the bound atol + rtol |ref| is inclusive.
+TEST(Step1Diagnosis, TheWorstIsRelativeFirstOfEqualOnesAndTheBoundInclusive) {
+  const std::vector<std::pair<std::string, double>> ref{{"a", 100.0}, {"b", 0.5}, {"c", 0.5}};
+  const Step1Diagnosis d = diagnose_step1(ref, {{"a", 101.0}, {"b", 0.5625}, {"c", 0.5625}}, 0.125);
+  EXPECT_TRUE(d.pass) << d.summary;
+  EXPECT_EQ(d.worst, "b") << d.summary;
+  EXPECT_EQ(d.worst_relative, 0.125);
+  // A zero reference: the bound is atol alone, met exactly.
+  EXPECT_TRUE(diagnose_step1({{"d", 0.0}}, {{"d", kStep1GradAtol}}).pass);
+  EXPECT_FALSE(diagnose_step1({{"d", 0.0}}, {{"d", 2 * kStep1GradAtol}}).pass);
+}
+
 // bf16 traces: the rounding spread of 8-bit significands between CPUs
 // (1.1e-3 measured) passes; a gradient 5% off still fails, named.
 TEST(Step1Diagnosis, Bf16TracesAllowTheirRoundingAndStillNameAWrongGradient) {
