@@ -17,7 +17,8 @@ std::string encode_npy_f64(const std::vector<double>& values, int64_t rows, int6
   out += header;
   const size_t at = out.size();
   out.resize(at + values.size() * 8);
-  std::memcpy(out.data() + at, values.data(), values.size() * 8);
+  // An empty vector's data() may be null, which memcpy must not get.
+  if (!values.empty()) std::memcpy(out.data() + at, values.data(), values.size() * 8);
   return out;
 }
 

@@ -185,7 +185,8 @@ void finalize_reduction(const void* acc, DType acc_type, void* out, DType out_ty
   }
   size_t bytes = count * dtype_size(out_type);
   if (!avg) {
-    if (out != acc) std::memmove(out, acc, bytes);
+    // Zero elements may come with null buffers, which memmove must not get.
+    if (out != acc && bytes > 0) std::memmove(out, acc, bytes);
     return;
   }
   switch (out_type) {
