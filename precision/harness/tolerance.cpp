@@ -35,10 +35,7 @@ bool per_dtype(const nlohmann::json& section, DType dtype, double& out) {
   return false;
 }
 
-void only_keys(const std::string& origin, const nlohmann::json& obj, const std::string& where,
-               std::initializer_list<std::string_view> known) {
-  refuse_unknown_keys("tolerances", origin, obj, where, known);
-}
+constexpr std::string_view kFileKind = "tolerances";
 
 // An op of the contract, or "gemm:<variant>" where `variants` allows it.
 bool known_op_key(const std::string& key, bool variants) {
@@ -68,17 +65,19 @@ ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string 
   if (!doc.is_object()) bad(origin, "the document must be a JSON object");
   if (!has_schema(doc, "polychip.tolerances/1"))
     bad(origin, "'schema' must be \"polychip.tolerances/1\"");
-  only_keys(origin, doc, "the document", {"schema", "about", "defaults", "ulp_bounds", "ops"});
+  refuse_unknown_keys(kFileKind, origin, doc, "the document",
+                      {"schema", "about", "defaults", "ulp_bounds", "ops"});
   if (!doc.contains("defaults") || !doc["defaults"].is_object())
     bad(origin, "'defaults' must be an object");
-  only_keys(origin, doc["defaults"], "defaults", {"rtol", "atol_factor", "quality"});
+  refuse_unknown_keys(kFileKind, origin, doc["defaults"], "defaults",
+                      {"rtol", "atol_factor", "quality"});
   for (const char* section : {"rtol", "atol_factor"})
     if (!doc["defaults"].contains(section) || !doc["defaults"][section].is_object())
       bad(origin, fmt::format("'defaults.{}' must be an object of dtype -> number", section));
   if (doc["defaults"].contains("quality")) {
     const nlohmann::json& quality = doc["defaults"]["quality"];
     if (!quality.is_object()) bad(origin, "'defaults.quality' must be an object");
-    only_keys(origin, quality, "defaults.quality", {"ratio", "floor"});
+    refuse_unknown_keys(kFileKind, origin, quality, "defaults.quality", {"ratio", "floor"});
     // ratio: how many times the NVIDIA emulation's error a warning takes,
     // floor: the fraction of the tolerance below which none is given.
     if (quality.contains("ratio") &&
@@ -115,14 +114,11 @@ ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string 
     }
   if (doc.contains("ops"))
     for (auto& [op, entry] : doc["ops"].items()) {
-      if (!known_op_key(op, true)) {
-        std::string variants;
-        for (std::string_view v : kGemmToleranceVariants) variants += fmt::format(", gemm:{}", v);
-        bad(origin, fmt::format("'ops.{}': no op '{}' in the contract (variants{})", op, op,
-                                variants.replace(0, 1, ":")));
-      }
+      if (!known_op_key(op, true))
+        bad(origin, fmt::format("'ops.{}': no op '{}' in the contract (variants: gemm:{})", op, op,
+                                fmt::join(kGemmToleranceVariants, ", gemm:")));
       if (!entry.is_object()) bad(origin, fmt::format("'ops.{}' must be an object", op));
-      only_keys(origin, entry, "ops." + op, {"rtol", "atol_factor", "about"});
+      refuse_unknown_keys(kFileKind, origin, entry, "ops." + op, {"rtol", "atol_factor", "about"});
       for (const char* section : {"rtol", "atol_factor"}) {
         if (!entry.contains(section)) continue;
         const std::string where = "ops." + op + "." + section;
