@@ -26,6 +26,17 @@ std::string read_whole_file(const std::string& path) {
   return s.str();
 }
 
+// A checkpoint's safetensors file; a damaged one is named in the refusal
+// (a checkpoint holds two).
+SafetensorsFile read_safetensors(const std::string& path) {
+  const std::string file = read_whole_file(path);
+  try {
+    return decode_safetensors(file);
+  } catch (const Error& e) {
+    corrupt(path + ": " + e.message());
+  }
+}
+
 std::vector<double> slice(const std::vector<double>& flat, const ParamInfo& p) {
   return {flat.begin() + p.offset, flat.begin() + p.offset + p.numel()};
 }
@@ -117,6 +128,7 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer) {
 TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) {
   const nlohmann::json run =
       nlohmann::json::parse(read_whole_file(dir + "/training_state.json"), nullptr, false);
+  if (run.is_discarded()) corrupt(dir + "/training_state.json is not JSON");
   if (!run.is_object() || run.value("schema", nlohmann::json()) != kTrainingStateSchema ||
       !run.contains("config") || !run["config"].is_object() || !run.contains("history") ||
       !run["history"].is_array())
@@ -136,7 +148,7 @@ TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) 
                       field(run["config"], key).dump() + ", this run has " +
                       field(expected, key).dump());
   TrainerState state;
-  const SafetensorsFile model = decode_safetensors(read_whole_file(dir + "/model.safetensors"));
+  const SafetensorsFile model = read_safetensors(dir + "/model.safetensors");
   const Gpt2ParamLayout layout(config.model);
   for (const ParamInfo& p : layout.params()) {
     const NamedTensor& t = model.at(p.name);
@@ -144,8 +156,7 @@ TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) 
     const std::vector<double> v = f32_values(t);
     state.params.insert(state.params.end(), v.begin(), v.end());
   }
-  const SafetensorsFile optimizer =
-      decode_safetensors(read_whole_file(dir + "/optimizer.safetensors"));
+  const SafetensorsFile optimizer = read_safetensors(dir + "/optimizer.safetensors");
   for (const char* name : {"adamw.m", "adamw.v"})
     if (optimizer.at(name).shape != Shape{layout.total()})
       corrupt(std::string(name) + " in " + dir + "/optimizer.safetensors is not [" +

@@ -14,6 +14,7 @@
 #include "checkpoint.hpp"
 #include "npy_file.hpp"
 #include "polychip/error.hpp"
+#include "refusal.hpp"
 #include "runtime_fixture.hpp"
 #include "safetensors.hpp"
 
@@ -208,14 +209,8 @@ TEST(Safetensors, RefusesHeadersThatDoNotDescribeTheData) {
     for (size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
     return out + header + std::string(data_bytes, '\0');
   };
-  const auto refusal = [](const std::string& damaged) -> std::string {
-    try {
-      decode_safetensors(damaged);
-    } catch (const Error& e) {
-      if (e.code() == StatusCode::kDataCorruption) return e.message();
-      return "not DATA_CORRUPTION: " + e.message();
-    }
-    return "accepted";
+  const auto refusal = [](const std::string& damaged) {
+    return refusal_of(StatusCode::kDataCorruption, [&] { decode_safetensors(damaged); });
   };
   const auto tensor = [](const std::string& fields) {
     return R"({"t": {"dtype": "F32", )" + fields + "}}";
