@@ -30,7 +30,7 @@ TrainConfig checked_config(const TrainRunOptions& options) {
   validate(config);
   if (options.steps < 1) throw Error(StatusCode::kInvalidArgument, "--steps must be >= 1");
   if (options.out_dir.empty()) throw Error(StatusCode::kInvalidArgument, "--out is required");
-  if (options.np && *options.np < 1) throw Error(StatusCode::kInvalidArgument, "--np must be >= 1");
+  if (options.np) comm::check_local_rank_count(*options.np);
   if (options.checkpoint_every < 0)
     throw Error(StatusCode::kInvalidArgument, "--checkpoint-every must be >= 0");
   if (options.dp_weights != "check" && options.dp_weights != "sync")

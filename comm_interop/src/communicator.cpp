@@ -11,6 +11,8 @@
 #include <mutex>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "algorithms/algorithms.hpp"
 #include "algorithms/gdr_ring.hpp"
 #include "bootstrap/store.hpp"
@@ -20,9 +22,11 @@
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 #include "staging/staging.hpp"
+#include "transport/open_file_limit.hpp"
 #include "transport/rdma/gdr_endpoint.hpp"
 #include "transport/transport.hpp"
 #include "wire/byte_io.hpp"
+#include "wire/wire.hpp"
 
 namespace polychip::comm {
 namespace {
@@ -154,6 +158,18 @@ struct Communicator::Impl {
   // The GDR path's endpoint: set when every rank opened one on one provider.
   std::unique_ptr<GdrEndpoint> gdr;
   std::set<std::string> gdr_reasons_told;
+
+  // Before any socket: a limit too low for the job is said at once, by every
+  // rank, rather than as EMFILE half-way through the mesh.
+  void reserve_open_files(bool serves_store) const {
+    ensure_open_file_limit(
+        // (a sockets_per_peer out of range is refused by the transport, later)
+        open_files_needed(
+            world, std::clamp(config.sockets_per_peer, 1, static_cast<int>(kMaxSocketsPerPeer)),
+            serves_store),
+        fmt::format("a {}-rank job{}", world,
+                    serves_store ? " (this rank serving its rendezvous store)" : ""));
+  }
 
   void init(const std::string& store_host, uint16_t store_port, const Credentials& creds) {
     if (world < 1 || rank < 0 || rank >= world) {
@@ -890,6 +906,7 @@ Communicator::Communicator(const UniqueId& id, int rank, int world, CommConfig c
   impl_->config = std::move(config);
   impl_->rank = rank;
   impl_->world = world;
+  impl_->reserve_open_files(false);
   impl_->init(address, port, Credentials{secret, job_id_for(secret)});
 }
 
@@ -903,6 +920,7 @@ Communicator::Communicator(const LaunchInfo& launch, CommConfig config)
   std::string job = "launch|" + launch.launcher + "|" + launch.job_key + "|" +
                     launch.master_address + ":" + std::to_string(launch.master_port);
   Credentials creds{launch.secret, job_id_for(std::vector<uint8_t>(job.begin(), job.end()))};
+  impl_->reserve_open_files(launch.rank == 0);
   if (launch.rank == 0) {
     Fd listener;
     try {

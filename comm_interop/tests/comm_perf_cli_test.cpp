@@ -41,14 +41,38 @@ size_t occurrences(const std::string& text, const std::string& what) {
   return count;
 }
 
-TEST(CommPerfCli, NpBelowOneIsAUsageError) {
-  for (const char* np : {"0", "-3"}) {
+// Above the bound, ranks were forked by the thousand until fork failed, and
+// a SIGTERM waited for the last of them.
+TEST(CommPerfCli, NpOutsideOneToTheLocalBoundIsAUsageError) {
+  for (const char* np : {"0", "-3", "1025", "100000"}) {
     Outcome o = polychip(std::string("--np ") + np + " -b 8 -e 8");
     EXPECT_EQ(o.code, 2) << o.output;
-    EXPECT_NE(o.output.find("--np must be >= 1, got " + std::string(np)), std::string::npos)
+    EXPECT_NE(o.output.find("--np must be between 1 and 1024, got " + std::string(np)),
+              std::string::npos)
         << o.output;
     EXPECT_EQ(o.output.find("launcher environment"), std::string::npos) << o.output;
   }
+}
+
+// 24 ranks need about 133 open files each (rank 0 156). A soft limit of 80
+// is raised (the job runs); a hard limit of 100 is said at once by every
+// rank, where the ranks that ran out of files half-way through the mesh left
+// the others waiting for the 300 s timeout.
+TEST(CommPerfCli, AnOpenFileLimitTooLowForTheJobIsRaisedOrSaidAtOnce) {
+  const Outcome raised = polychip("--np 24 -b 8 -e 8 -n 1 -w 0", "ulimit -S -n 80;");
+  EXPECT_EQ(raised.code, 0) << raised.output;
+  const Outcome refused = polychip("--np 24 -b 8 -e 8 -n 1 -w 0", "ulimit -n 100;");
+  EXPECT_EQ(refused.code, 3) << refused.output;
+  EXPECT_EQ(occurrences(refused.output,
+                        "a 24-rank job needs about 133 open files in this "
+                        "process; it may hold 100 (ulimit -n) and at most 100"),
+            23u)
+      << refused.output;
+  EXPECT_NE(refused.output.find("a 24-rank job (this rank serving its rendezvous store) needs "
+                                "about 156 open files"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_LT(refused.seconds, 60) << refused.output;
 }
 
 TEST(CommPerfCli, UnknownDeviceIsNamedOnceWithinSeconds) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -115,6 +116,12 @@ void wait_for_an_exit(const std::vector<Fd>& pidfds, const std::vector<bool>& do
 // failed rank, as mpirun and torchrun do. A signal the launcher receives is
 // passed to every rank (a second one, or `grace_seconds` without their end,
 // kills them) and returned as `received_signal`.
+// Kills and reaps the ranks started before a failure to start the next.
+void end_ranks(const std::vector<pid_t>& pids) {
+  for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  for (pid_t pid : pids) ::waitpid(pid, nullptr, 0);
+}
+
 int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds, SignalForwarding& signals,
                     int& received_signal) {
   size_t alive = pids.size();
@@ -229,11 +236,18 @@ std::vector<std::string> own_command_line() {
   return args;
 }
 
+void check_local_rank_count(int np) {
+  if (np >= 1 && np <= kMaxLocalRanks) return;
+  throw_error(StatusCode::kInvalidArgument,
+              "--np must be between 1 and " + std::to_string(kMaxLocalRanks) + ", got " +
+                  std::to_string(np) +
+                  (np > kMaxLocalRanks ? " (the built-in launcher runs every rank on this host; "
+                                         "start larger jobs with mpirun, srun or torchrun)"
+                                       : ""));
+}
+
 int launch_local(const LocalLaunch& launch) {
-  if (launch.np < 1) {
-    throw_error(StatusCode::kInvalidArgument,
-                "--np must be >= 1, got " + std::to_string(launch.np));
-  }
+  check_local_rank_count(launch.np);
   if (launch.argv.empty()) throw_error(StatusCode::kInvalidArgument, "launch_local: empty argv");
   uint8_t secret[32];
   random_bytes(secret, sizeof(secret));
@@ -277,12 +291,20 @@ int launch_local(const LocalLaunch& launch) {
   std::optional<SignalForwarding> signals(std::in_place);
   const pid_t launcher = ::getpid();
   std::vector<pid_t> pids;
-  for (int r = 0; r < launch.np; ++r) {
+  // A signal while the ranks start: those started get it, no more start.
+  for (int r = 0; r < launch.np && pending_signal.load() == 0; ++r) {
     std::vector<char*> envp;
     for (std::string& e : environments[r]) envp.push_back(e.data());
     envp.push_back(nullptr);
     pid_t pid = ::fork();
-    if (pid < 0) throw_error(StatusCode::kInternal, "fork failed");
+    if (pid < 0) {
+      const int err = errno;
+      end_ranks(pids);
+      throw_error(StatusCode::kUnavailable,
+                  "cannot start rank " + std::to_string(r) + " of " + std::to_string(launch.np) +
+                      ": fork: " + std::strerror(err) +
+                      (err == EAGAIN ? " (a limit on processes: ulimit -u)" : ""));
+    }
     if (pid == 0) {
       // A launcher killed outright (SIGKILL, which it cannot pass on) takes
       // its ranks with it; one already gone before this line is seen by
@@ -302,6 +324,7 @@ int launch_local(const LocalLaunch& launch) {
   store_socket.reset();
   int received_signal = 0;
   const int code = supervise_ranks(pids, launch.grace_seconds, *signals, received_signal);
+  if (received_signal == 0) received_signal = signals->take();  // before any rank started
   signals.reset();
   if (received_signal == 0) return code;
   // The ranks are gone: end as the signal would have ended this process

@@ -113,13 +113,12 @@ void StoreServer::serve() {
   // every other rank is told at once (and every later request answered so),
   // instead of waiting for it until the timeout.
   std::string lost;
-  auto tell_everyone_lost = [&](const Client& gone) {
+  auto tell_everyone = [&](const std::string& why, const Client* gone) {
     if (!lost.empty()) return;
-    lost = "rank " + std::to_string(gone.rank) +
-           " left the rendezvous before the job was set up (it exited, failed or was killed)";
+    lost = why;
     const std::vector<uint8_t> text(lost.begin(), lost.end());
     for (auto& c : clients) {
-      if (c.get() == &gone) continue;
+      if (c.get() == gone) continue;
       try {
         send_response(c->fd.get(), kStorePeerLost, text);
       } catch (const Error&) {
@@ -127,6 +126,16 @@ void StoreServer::serve() {
     }
     waiting.clear();
   };
+  auto tell_everyone_lost = [&](const Client& gone) {
+    tell_everyone("rank " + std::to_string(gone.rank) +
+                      " left the rendezvous before the job was set up (it exited, failed or was "
+                      "killed)",
+                  &gone);
+  };
+  // Out of open files, the store can take no more ranks: those it has are
+  // told why at once, and the connections left queued stay unaccepted
+  // (retried, they would wake every poll until the timeout).
+  bool accepting = true;
   // Asked to stop after a rank was lost (rank 0 is failing too), the store
   // still answers the ranks connected to it for a moment, so each of them
   // learns which rank was lost rather than only that rank 0 went away.
@@ -139,7 +148,7 @@ void StoreServer::serve() {
     }
     tell_waiters_why();
     std::vector<pollfd> fds;
-    fds.push_back({listener_.get(), POLLIN, 0});
+    fds.push_back({listener_.get(), static_cast<short>(accepting ? POLLIN : 0), 0});
     fds.push_back({wake_pipe_[0], POLLIN, 0});
     for (auto& c : clients) fds.push_back({c->fd.get(), POLLIN, 0});
     int wait_ms = deadline.remaining_ms(1000);
@@ -152,9 +161,17 @@ void StoreServer::serve() {
       char c;
       (void)!::read(wake_pipe_[0], &c, 1);
     }
+    Fd fd;
     if (fds[0].revents & POLLIN) {
       try {
-        Fd fd = accept_tcp(listener_.get());
+        fd = accept_tcp(listener_.get());
+      } catch (const Error& e) {
+        accepting = false;
+        tell_everyone("rank 0's rendezvous store cannot take more ranks: " + e.message(), nullptr);
+      }
+    }
+    if (fd.valid()) {
+      try {
         Hello hello =
             handshake_as_acceptor(fd.get(), credentials_, deadline.earlier(kHandshakeSeconds));
         if (hello.role != ConnectionRole::kStore || (world != 0 && hello.world != world)) {

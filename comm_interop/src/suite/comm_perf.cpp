@@ -198,9 +198,7 @@ int run_rank_named(const PerfOptions& o) {
 // Everything that can be checked before any rank starts; INVALID_ARGUMENT
 // names the option.
 void validate(const PerfOptions& o) {
-  if (o.np && *o.np < 1) {
-    throw_error(StatusCode::kInvalidArgument, "--np must be >= 1, got " + std::to_string(*o.np));
-  }
+  if (o.np) check_local_rank_count(*o.np);
   if (o.min_bytes > o.max_bytes) {
     throw_error(StatusCode::kInvalidArgument, "--min-bytes is larger than --max-bytes");
   }

@@ -238,6 +238,11 @@ void Transport::connect_mesh(Fd listener, const Credentials& credentials) {
     Fd fd;
     try {
       fd = accept_tcp(listener.get());
+    } catch (const Error& e) {  // out of open files: no retry can take the next peer
+      throw e.annotate("communicator setup: rank " + std::to_string(rank_));
+    }
+    if (!fd.valid()) continue;
+    try {
       Hello hello =
           handshake_as_acceptor(fd.get(), credentials, deadline.earlier(kHandshakeSeconds));
       int from = static_cast<int>(hello.rank);

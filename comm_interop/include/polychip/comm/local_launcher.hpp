@@ -19,15 +19,23 @@
 
 namespace polychip::comm {
 
+// The most ranks it starts: one host's worth (each rank is a process with a
+// socket to every other); larger jobs belong to mpirun or a batch system.
+inline constexpr int kMaxLocalRanks = 1024;
+
 struct LocalLaunch {
-  std::vector<std::string> argv;           // argv[0] is the program name
-  std::string program = "/proc/self/exe";  // what to execute
-  int np = 2;
+  std::vector<std::string> argv;                 // argv[0] is the program name
+  std::string program = "/proc/self/exe";        // what to execute
+  int np = 2;                                    // 1 to kMaxLocalRanks
   std::map<std::string, std::string> extra_env;  // for every rank
   // Per-rank extra variables ("" values are skipped).
   std::vector<std::map<std::string, std::string>> rank_env;
   double grace_seconds = 1;
 };
+
+// Throws INVALID_ARGUMENT naming --np unless 1 <= np <= kMaxLocalRanks: for
+// the commands that take --np, before they do anything else.
+void check_local_rank_count(int np);
 
 int launch_local(const LocalLaunch& launch);
 // This process's argv from /proc/self/cmdline.

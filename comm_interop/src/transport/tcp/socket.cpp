@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "polychip/error.hpp"
+#include "transport/open_file_limit.hpp"
 
 namespace polychip::comm {
 namespace {
@@ -135,7 +136,14 @@ Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
     } else {
       for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
         Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
-        if (!fd.valid()) continue;
+        if (!fd.valid()) {
+          const int err = errno;
+          last_error = "socket(): " + errno_text(err);
+          if (err == EMFILE)  // retrying frees no file
+            throw_error(StatusCode::kUnavailable, "cannot connect to " + target + ": " +
+                                                      last_error + " " + open_file_limit_text());
+          continue;
+        }
         set_nonblocking(fd.get(), true);
         int c = ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen);
         if (c != 0 && errno == EINPROGRESS) {
@@ -177,9 +185,29 @@ Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
 }
 
 Fd accept_tcp(int listen_fd) {
-  int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) throw_error(StatusCode::kUnavailable, "accept(): " + errno_text(errno));
-  return Fd(fd);
+  const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) return Fd(fd);
+  const int err = errno;
+  switch (err) {
+    case EAGAIN:
+    case EINTR:
+    case ECONNABORTED:
+    case EPROTO:
+    case EPERM:  // a firewall rule refused this one connection
+    case ENETDOWN:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETUNREACH:
+      return Fd();
+    case EMFILE:
+      throw_error(StatusCode::kUnavailable,
+                  "accept(): " + errno_text(err) + " " + open_file_limit_text());
+    default:
+      throw_error(StatusCode::kUnavailable, "accept(): " + errno_text(err));
+  }
 }
 
 void set_nonblocking(int fd, bool on) {

@@ -70,6 +70,11 @@ Fd adopt_listening_socket(int fd, uint16_t port, const std::string& source);
 // one notice on stderr that a connection still fails after a while.
 Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
                const std::string& peer_name, int my_rank);
+// The next connection waiting on `listen_fd`, or an invalid Fd where the one
+// waiting went away (accept(2): such errors are to be treated like EAGAIN).
+// Throws UNAVAILABLE where accepting cannot succeed by retrying (out of open
+// files or memory: the connection stays queued and the listener readable,
+// so a caller that retried would spin until its timeout).
 Fd accept_tcp(int listen_fd);
 
 void set_nonblocking(int fd, bool on);
