@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <barrier>
 #include <chrono>
@@ -422,6 +423,37 @@ TEST(PlacementOffers, RoundTripAndMalformedOnesAreRefused) {
   expect_corrupt([&] { parse_frame_header(header, 0); }, "a placed point-to-point frame");
 }
 
+// Another process's view of a ring's segment: a second mapping through which
+// a test plays a peer that writes the control block or reads the ring.
+class SegmentView {
+ public:
+  SegmentView(const std::string& name, uint64_t bytes) : bytes_(bytes) {
+    int fd = ::shm_open(name.c_str(), O_RDWR, 0);
+    if (fd < 0) return;
+    void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (map != MAP_FAILED) map_ = map;
+  }
+  SegmentView(const SegmentView&) = delete;
+  SegmentView& operator=(const SegmentView&) = delete;
+  ~SegmentView() {
+    if (map_) ::munmap(map_, bytes_);
+  }
+  bool mapped() const { return map_ != nullptr; }
+  ShmRingControl* control() const { return static_cast<ShmRingControl*>(map_); }
+  uint8_t* ring() const { return static_cast<uint8_t*>(map_) + kShmRingControlBytes; }
+
+ private:
+  void* map_ = nullptr;
+  uint64_t bytes_;
+};
+
+bool segment_exists(const std::string& name) {
+  int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd >= 0) ::close(fd);
+  return fd >= 0;
+}
+
 TEST(ShmRing, BytesCrossTheWrapInOrder) {
   ShmRing rx = ShmRing::create(4096);
   ShmRing tx = ShmRing::open(rx.name(), rx.token(), 4096);
@@ -465,6 +497,7 @@ TEST(ShmRing, WakeUpFlagsAreTakenOnce) {
   char out[16];
   EXPECT_EQ(rx.read(out, sizeof(out)), 16u);
   EXPECT_TRUE(rx.take_writer_waiting());
+  EXPECT_FALSE(rx.take_writer_waiting());
   EXPECT_FALSE(tx.arm_writer());
 }
 
@@ -494,17 +527,19 @@ TEST(ShmRing, MailboxHoldsOneMessagePerSlotUntilTaken) {
   EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 5), "seq1!");
   ASSERT_EQ(rx.take_mail(2, out), 4);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 4), "seq2");
-  EXPECT_THROW(tx.post_mail(3, out, kShmMailBytes + 1), Error);
+  // A message that fills the slot exactly is a valid one on both sides.
+  std::vector<uint8_t> full(kShmMailBytes);
+  for (size_t i = 0; i < full.size(); ++i) full[i] = static_cast<uint8_t>(i);
+  ASSERT_TRUE(tx.post_mail(3, full.data(), full.size()));
+  ASSERT_EQ(rx.take_mail(3, out), static_cast<int64_t>(kShmMailBytes));
+  EXPECT_EQ(std::vector<uint8_t>(out, out + kShmMailBytes), full);
+  EXPECT_THROW(tx.post_mail(4, out, kShmMailBytes + 1), Error);
   // A sender that claims more bytes than a slot holds is caught.
-  ASSERT_TRUE(tx.post_mail(3, "x", 1));
-  int fd = ::shm_open(rx.name().c_str(), O_RDWR, 0);
-  ASSERT_GE(fd, 0);
-  void* map = ::mmap(nullptr, kShmRingControlBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  ASSERT_NE(map, MAP_FAILED);
-  static_cast<ShmRingControl*>(map)->mail[1].bytes = kShmMailBytes + 1;
-  expect_corrupt([&] { rx.take_mail(3, out); }, "mail longer than its slot");
-  ::munmap(map, kShmRingControlBytes);
+  ASSERT_TRUE(tx.post_mail(5, "x", 1));
+  SegmentView peer(rx.name(), kShmRingControlBytes);
+  ASSERT_TRUE(peer.mapped());
+  peer.control()->mail[1].bytes = kShmMailBytes + 1;
+  expect_corrupt([&] { rx.take_mail(5, out); }, "mail longer than its slot");
 }
 
 TEST(ShmRing, WrongTokenSizeOrCountersAreRejected) {
@@ -529,18 +564,27 @@ TEST(ShmRing, WrongTokenSizeOrCountersAreRejected) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kUnavailable) << e.what();
   }
+  // A segment whose control block is not the offered ring's, field by field
+  // (the token is checked above); the last one also has the wrong size.
+  SegmentView peer(rx.name(), kShmRingControlBytes);
+  ASSERT_TRUE(peer.mapped());
+  ShmRingControl& control = *peer.control();
+  const auto open_tampered = [&](auto& field, auto value, uint64_t capacity, const char* what) {
+    const auto kept = field;
+    field = value;
+    expect_corrupt([&] { ShmRing::open(rx.name(), rx.token(), capacity); }, what);
+    field = kept;
+  };
+  open_tampered(control.magic, kShmRingMagic + 1, 4096, "wrong magic");
+  open_tampered(control.version, kWireVersion + 1, 4096, "wrong version");
+  open_tampered(control.capacity, uint64_t{8192}, 4096, "wrong capacity");
+  open_tampered(control.capacity, uint64_t{8192}, 8192, "capacity larger than the segment");
   // A peer that writes a head beyond the capacity is caught, not trusted.
-  int fd = ::shm_open(rx.name().c_str(), O_RDWR, 0);
-  ASSERT_GE(fd, 0);
-  void* map = ::mmap(nullptr, kShmRingControlBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  ASSERT_NE(map, MAP_FAILED);
-  static_cast<ShmRingControl*>(map)->head.store(4097);
+  control.head.store(4097);
   const uint8_t* view;
   expect_corrupt([&] { rx.peek(&view); }, "head beyond capacity");
-  ::munmap(map, kShmRingControlBytes);
   rx.unlink();
-  EXPECT_LT(::shm_open(rx.name().c_str(), O_RDWR, 0), 0) << "unlink left the name";
+  EXPECT_FALSE(segment_exists(rx.name())) << "unlink left the name";
 }
 
 // One recv() takes what a small frame and the next ones sent; a short read
