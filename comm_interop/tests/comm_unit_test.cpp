@@ -587,6 +587,77 @@ TEST(ShmRing, WrongTokenSizeOrCountersAreRejected) {
   EXPECT_FALSE(segment_exists(rx.name())) << "unlink left the name";
 }
 
+TEST(ShmRing, CapacityMustBeAPowerOfTwo) {
+  for (uint64_t capacity : {uint64_t{0}, uint64_t{3000}, uint64_t{4097}}) {
+    try {
+      ShmRing::create(capacity);
+      ADD_FAILURE() << "capacity " << capacity << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.what();
+    }
+  }
+}
+
+// The token the peer must present is random per ring and is the one in the
+// segment; the ring's bytes sit right after the control block, where the
+// other process looks for them.
+TEST(ShmRing, TokenAndBytesLieWhereAnotherProcessLooks) {
+  ShmRing rx = ShmRing::create(4096);
+  ShmRing other = ShmRing::create(4096);
+  EXPECT_NE(rx.token(), ShmRing::Token{});
+  EXPECT_NE(rx.token(), other.token());
+  ShmRing tx = ShmRing::open(rx.name(), rx.token(), 4096);
+  SegmentView peer(rx.name(), kShmRingControlBytes + 4096);
+  ASSERT_TRUE(peer.mapped());
+  EXPECT_EQ(std::memcmp(peer.control()->token, rx.token().data(), rx.token().size()), 0);
+  ASSERT_EQ(tx.write("abcd", 4), 4u);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(peer.ring()), 4), "abcd");
+  EXPECT_EQ(peer.control()->head.load(), 4u);
+  // The peer appends bytes of its own; the receiver reads them in order.
+  std::memcpy(peer.ring() + 4, "efgh", 4);
+  peer.control()->head.store(8);
+  char out[8];
+  ASSERT_EQ(rx.read(out, sizeof(out)), 8u);
+  EXPECT_EQ(std::string(out, 8), "abcdefgh");
+}
+
+// The transport keeps rings behind pointers (a move); a ring moved over
+// another releases that one's segment name.
+TEST(ShmRing, AMovedRingKeepsItsSegmentAndReleasesTheOneItReplaces) {
+  ShmRing created = ShmRing::create(4096);
+  ShmRing moved(std::move(created));
+  ShmRing tx = ShmRing::open(moved.name(), moved.token(), 4096);
+  char out[4];
+  ASSERT_EQ(tx.write("abcd", 4), 4u);
+  ASSERT_EQ(moved.read(out, 4), 4u);
+  EXPECT_EQ(std::string(out, 4), "abcd");
+  ShmRing replaced = ShmRing::create(4096);
+  const std::string released = replaced.name();
+  replaced = std::move(moved);
+  EXPECT_FALSE(segment_exists(released)) << "the replaced ring kept its name";
+  ASSERT_EQ(tx.write("efgh", 4), 4u);
+  ASSERT_EQ(replaced.read(out, 4), 4u);
+  EXPECT_EQ(std::string(out, 4), "efgh");
+}
+
+// A rank started with standard input closed gets descriptor 0 from
+// shm_open: a valid descriptor, not a failure.
+TEST(ShmRing, DescriptorZeroIsAValidSegment) {
+  const int saved = ::dup(0);
+  ASSERT_GE(saved, 0);
+  ::close(0);
+  std::string failure;
+  try {
+    ShmRing rx = ShmRing::create(4096);
+    ShmRing tx = ShmRing::open(rx.name(), rx.token(), 4096);
+  } catch (const Error& e) {
+    failure = e.what();
+  }
+  ASSERT_EQ(::dup2(saved, 0), 0);
+  ::close(saved);
+  EXPECT_EQ(failure, "");
+}
+
 // One recv() takes what a small frame and the next ones sent; a short read
 // means the socket is empty for the rest of the pass; bulk reads bypass it.
 // POLYCHIP_COMM_TIMEOUT / certify --timeout may be huge: such a deadline is
