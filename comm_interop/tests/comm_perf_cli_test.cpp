@@ -102,6 +102,11 @@ TEST(CommPerfCli, MalformedSizesAndDeviceListsAreUsageErrors) {
       {"--sizes 8,3", "--sizes: 3 is not a multiple of f32's 4 bytes"},
       {"--sizes 8,,16", "--sizes: '' is not a size"},
       {"-J ''", "--json: is empty"},
+      // Steps of a byte up to 64 MiB; 8 TiB of buffers (an OOM-killed rank before).
+      {"-f 1.0000001", "make more than 10000 sizes: raise --step-factor or list --sizes"},
+      {"--sizes 8,1024G",
+       "a size of 1099511627776 bytes needs at least 8192.0 GiB of host "
+       "memory for 2 ranks"},
   };
   for (const auto& c : refused) {
     Outcome o = polychip(std::string("--np 2 ") + c.args);
@@ -111,6 +116,18 @@ TEST(CommPerfCli, MalformedSizesAndDeviceListsAreUsageErrors) {
   // 16G parses; only its order against --max-bytes is refused.
   EXPECT_NE(polychip("--np 2 -b 16G -e 8").output.find("--min-bytes is larger than --max-bytes"),
             std::string::npos);
+}
+
+// A step factor of inf (or 1e300) converted size * factor, past 2^64, to 0:
+// the sizes grew by a byte each, 1017 cases for -b 8 -e 1K.
+TEST(CommPerfCli, AnEndlessStepFactorRunsTheSmallestAndLargestSizes) {
+  for (const char* factor : {"inf", "1e300"}) {
+    const Outcome o = polychip(std::string("--np 2 -b 8 -e 1K -n 0 -w 0 -f ") + factor);
+    EXPECT_EQ(o.code, 0) << o.output;
+    EXPECT_EQ(occurrences(o.output, "\n           8 "), 1u) << o.output;
+    EXPECT_EQ(occurrences(o.output, "\n        1024 "), 1u) << o.output;
+    EXPECT_EQ(occurrences(o.output, "direct/host/"), 2u) << o.output;
+  }
 }
 
 TEST(CommPerfCli, RootOutsideTheRanksIsReportedOnceWithoutATable) {

@@ -1,11 +1,14 @@
 #include "polychip/comm/comm_perf.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <memory>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "polychip/atomic_file.hpp"
@@ -43,15 +46,34 @@ std::string timing_cell(bool timed, double value, int precision) {
 
 // The sizes of one pass: the explicit list, or min..max growing by the
 // step factor (max itself always included).
-std::vector<uint64_t> sizes_to_run(const PerfOptions& o) {
+// `at_most`: stop counting past it (validate() asks how many there are).
+std::vector<uint64_t> sizes_to_run(const PerfOptions& o,
+                                   size_t at_most = std::numeric_limits<size_t>::max()) {
   if (!o.sizes.empty()) return o.sizes;
   std::vector<uint64_t> sizes;
-  for (uint64_t size = o.min_bytes;;
-       size = std::min(o.max_bytes, std::max<uint64_t>(size * o.step_factor, size + 1))) {
+  for (uint64_t size = o.min_bytes; sizes.size() < at_most;) {
     sizes.push_back(size);
     if (size >= o.max_bytes) break;
+    // In double up to max: a product past 2^64 (a factor of 1e300 or inf)
+    // converted to an integer is undefined, and came out 0 (steps of 1 B).
+    const double next = static_cast<double>(size) * o.step_factor;
+    size = next >= static_cast<double>(o.max_bytes)
+               ? o.max_bytes
+               : std::max(static_cast<uint64_t>(next), size + 1);
   }
   return sizes;
+}
+
+// MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read.
+uint64_t available_host_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib << 10;
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
 }
 
 int run_rank(const PerfOptions& o) {
@@ -195,6 +217,28 @@ int run_rank_named(const PerfOptions& o) {
   }
 }
 
+constexpr size_t kMaxSizes = 10000;
+
+// Every rank of a local job holds about five buffers of the largest size
+// (input, output, expected values, the output read back, guard bytes; peak
+// RSS measured 4.1-5.2 times the size at 256 MiB): sizes this host cannot
+// hold four times over are refused before the kernel's out-of-memory killer
+// ends a rank mid-job with a bare SIGKILL.
+void check_host_memory(const PerfOptions& o, int np) {
+  const std::vector<uint64_t> sizes = sizes_to_run(o);
+  const uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  const double needed = 4.0 * np * (static_cast<double>(largest) + o.offset_bytes);
+  const uint64_t available = available_host_memory();
+  if (available == 0 || needed <= static_cast<double>(available)) return;
+  constexpr double kGiB = 1 << 30;
+  throw_error(
+      StatusCode::kInvalidArgument,
+      fmt::format("a size of {} bytes{} needs at least {:.1f} GiB of host memory for {} "
+                  "ranks (four buffers of it each); this host has {:.1f} GiB available",
+                  largest, o.offset_bytes ? fmt::format(" at --offset {}", o.offset_bytes) : "",
+                  needed / kGiB, np, available / kGiB));
+}
+
 // Everything that can be checked before any rank starts; INVALID_ARGUMENT
 // names the option.
 void validate(const PerfOptions& o) {
@@ -203,6 +247,11 @@ void validate(const PerfOptions& o) {
     throw_error(StatusCode::kInvalidArgument, "--min-bytes is larger than --max-bytes");
   }
   if (!(o.step_factor > 1)) throw_error(StatusCode::kInvalidArgument, "--step-factor must be > 1");
+  // A factor just above 1 steps by a byte: days of cases, none of them asked for.
+  if (const size_t count = sizes_to_run(o, kMaxSizes + 1).size(); count > kMaxSizes)
+    throw_error(StatusCode::kInvalidArgument,
+                "--min-bytes, --max-bytes and --step-factor make more than " +
+                    std::to_string(kMaxSizes) + " sizes: raise --step-factor or list --sizes");
   if (o.iterations < 0 || o.warmup < 0) {
     throw_error(StatusCode::kInvalidArgument, "--iters and --warmup must be >= 0");
   }
@@ -234,6 +283,7 @@ void validate(const PerfOptions& o) {
                 "--path '" + o.path + "' unknown (auto, host, hierarchical, gdr)");
   if (o.np) {
     check_root(o, *o.np);
+    check_host_memory(o, *o.np);
     // Every named device exists, so no rank starts only to fail alone.
     const auto specs =
         o.devices.empty() ? std::vector<std::string>{} : rank_device_list(o.devices, "--devices");
