@@ -49,6 +49,9 @@ TrainConfig checked_config(const TrainRunOptions& options) {
     if (!std::filesystem::is_directory(folder.empty() ? "." : folder))
       throw Error(StatusCode::kInvalidArgument, "--record-reference '" + options.record_reference +
                                                     "': no folder '" + folder.string() + "'");
+    if (std::filesystem::is_directory(options.record_reference))
+      throw Error(StatusCode::kInvalidArgument, "--record-reference '" + options.record_reference +
+                                                    "' is a folder: name the trace's file");
   }
   if (!options.record_reference.empty() &&
       (options.resume || options.learning_rate || options.seed))

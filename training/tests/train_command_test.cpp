@@ -78,7 +78,7 @@ TEST_F(TrainCommand, BadDeviceOrOptionIsAUsageError) {
 // Each refused before the first step (exit 2, the message naming the
 // option), none after a run nor with a value silently changed: an --out
 // that cannot be made used to abort() at the end of the run, a
-// --record-reference into no folder to fail after it, and 64-bit numbers
+// --record-reference into no folder or onto a folder to fail after it, and 64-bit numbers
 // past their range were saturated (steps) or wrapped (seed -1).
 TEST_F(TrainCommand, OptionsThatCannotWorkAreRefusedBeforeTraining) {
   const std::string out = " --out " + (dir_ / "r").string();
@@ -88,6 +88,8 @@ TEST_F(TrainCommand, OptionsThatCannotWorkAreRefusedBeforeTraining) {
       {"--out /proc/polychip_no_such/run", "--out '/proc/polychip_no_such/run': cannot create"},
       {"--record-reference /proc/polychip_no_such/ref.json" + out,
        "no folder '/proc/polychip_no_such'"},
+      // (the run's own folder: written over at the end of the run before)
+      {"--record-reference " + (dir_ / "r").string() + out, "' is a folder: name the trace's file"},
       {"--lr inf" + out, "must be finite and >= 0"},
       {"--lr nan" + out, "must be finite and >= 0"},
       {"--checkpoint-every -3" + out, "--checkpoint-every must be >= 0"},
