@@ -1,13 +1,12 @@
 #include "profiles.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "polychip/error.hpp"
+#include "polychip/whole_file.hpp"
 
 namespace polychip::conformance {
 
@@ -22,11 +21,11 @@ bool contains(const std::vector<std::string>& items, const std::string& item) {
 nlohmann::json read_profiles(const std::string& path) {
   std::string text = kBuiltinProfilesJson;
   if (!path.empty()) {
-    std::ifstream in(path);
-    if (!in) throw_error(StatusCode::kInvalidArgument, fmt::format("cannot read '{}'", path));
-    std::stringstream s;
-    s << in.rdbuf();
-    text = s.str();
+    try {
+      text = read_whole_file(path);
+    } catch (const Error& e) {
+      throw Error(StatusCode::kInvalidArgument, "profiles file: " + e.message());
+    }
   }
   try {
     return nlohmann::json::parse(text);

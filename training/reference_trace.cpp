@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "checkpoint.hpp"
 #include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
+#include "polychip/whole_file.hpp"
 
 #ifndef POLYCHIP_VERSION
 #define POLYCHIP_VERSION "unknown"
@@ -149,12 +148,14 @@ void write_trace(const std::string& path, const ReferenceTrace& trace) {
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) throw Error(StatusCode::kNotFound, what + ": cannot open " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
   try {
-    return nlohmann::json::parse(text.str());
+    text = read_whole_file(path);
+  } catch (const Error& e) {
+    throw e.annotate(what);
+  }
+  try {
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(StatusCode::kDataCorruption, what + ": " + path + " is not JSON: " + e.what());
   }

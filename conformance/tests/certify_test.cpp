@@ -349,8 +349,42 @@ TEST_F(CertifyTest, UsageErrorsExitWithTwo) {
   EXPECT_NE(r.err.find("seed="), std::string::npos) << r.err;
   r = certify(fmt::format("certify --out '{}'", out_dir("d")));
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  r = certify(fmt::format("certify --adapters cpu --timeout 0 --out '{}'", out_dir("e")));
-  EXPECT_EQ(r.exit_code, 2) << r.err;
+  for (const char* timeout : {"0", "inf", "-1", "5s"}) {
+    r = certify(
+        fmt::format("certify --adapters cpu --timeout {} --out '{}'", timeout, out_dir("e")));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    // (CLI11's own check printed its range, a number of 300 digits)
+    EXPECT_NE(r.err.find(fmt::format("--timeout: '{}' is not a positive number", timeout)),
+              std::string::npos)
+        << r.err;
+  }
+  // An option of another suite is refused, not ignored: `--suite comm --case
+  // X` ran the whole comm suite and passed.
+  const struct {
+    const char* args;
+    const char* refusal;
+  } other_suites[] = {
+      {"--suite comm --adapters cpu,cpu --case all_reduce/f32/sum/0B",
+       "--case is for --suite precision; --suite comm does not use it (results.json gives "
+       "each comm case a 'repro' command line)"},
+      {"--suite comm --adapters cpu,cpu --profile training",
+       "--profile is for --suite precision; --suite comm does not use it"},
+      {"--suite training --adapters cpu --timeout 5",
+       "--timeout is for --suite comm and --suite precision; --suite training does not use it"},
+      {"--suite training --adapters cpu --waivers w.json",
+       "--waivers is for --suite precision; --suite training does not use it"},
+      {"--adapters cpu --tier exact", "--tier is for --suite training; --suite precision"},
+      {"--suite comm --adapters cpu,cpu --reference r.json", "--reference is for --suite training"},
+      {"--suite comm --adapters cpu,cpu --coverage", "--coverage is for --suite precision"},
+      {"--suite training --adapters cpu --tolerances t.json",
+       "--tolerances is for --suite precision"},
+  };
+  for (const auto& c : other_suites) {
+    r = certify(fmt::format("certify {} --out '{}'", c.args, out_dir("g")));
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.refusal), std::string::npos) << c.args << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "g"));
   // An empty value is refused, not read as "the default" (an empty --case
   // ran the whole level).
   for (const char* option : {"--case", "--profile", "--tolerances", "--waivers", "--reference"}) {

@@ -1,11 +1,11 @@
 #include "json_data_file.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "polychip/error.hpp"
+#include "polychip/whole_file.hpp"
 
 namespace polychip::precision {
 
@@ -14,11 +14,14 @@ void throw_bad_data_file(std::string_view kind, const std::string& origin, const
 }
 
 nlohmann::json read_json_data_file(std::string_view kind, const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw_error(StatusCode::kNotFound, fmt::format("{} file '{}' cannot be read", kind, path));
+  std::string text;
   try {
-    return nlohmann::json::parse(in);
+    text = read_whole_file(path);
+  } catch (const Error& e) {
+    throw e.annotate(fmt::format("{} file", kind));
+  }
+  try {
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw_bad_data_file(kind, path, e.what());
   }

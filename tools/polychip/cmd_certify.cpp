@@ -2,7 +2,10 @@
 // hidden `certify-worker` it runs in child processes (one per adapter, and
 // again after a crash or hang).
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -34,39 +37,63 @@ const bool certify_registered = polychip::cli::register_command(
                      "adapter:N (one device), e.g. cpu,sim.faithful,sim:2")
           ->required()
           ->delimiter(',');
-      sub.add_option("--profile", o->profile,
-                     "certification profile: the op x dtype pairs a device must support "
-                     "(conformance/data/profiles.json; default: training)")
-          ->check(polychip::cli::non_empty());
+      CLI::Option* profile_option =
+          sub.add_option("--profile", o->profile,
+                         "precision: certification profile, the op x dtype pairs a device must "
+                         "support (conformance/data/profiles.json; default: training)")
+              ->check(polychip::cli::non_empty());
       sub.add_option("--out", o->out_dir,
                      fmt::format("folder for results.json and junit.xml (default: ./{})",
                                  polychip::conformance::kDefaultOutDir))
           ->check(polychip::cli::non_empty());
-      sub.add_option("--case", *case_id, "run exactly this case id (a reproducer)")
-          ->check(polychip::cli::non_empty());
-      sub.add_option("--timeout", o->timeout_seconds, "seconds a single case may take")
-          ->check(CLI::PositiveNumber)
-          ->capture_default_str();
-      sub.add_option(
-             "--tolerances", o->tolerances_path,
-             "tolerances JSON file (default: the built-in conformance/data/tolerances.json)")
-          ->check(polychip::cli::non_empty());
-      sub.add_option("--waivers", o->waivers_path,
-                     "waivers JSON file (default: the built-in conformance/data/waivers.json)")
-          ->check(polychip::cli::non_empty());
+      CLI::Option* case_option =
+          sub.add_option("--case", *case_id, "precision: run exactly this case id (a reproducer)")
+              ->check(polychip::cli::non_empty());
+      CLI::Option* timeout_option =
+          sub.add_option("--timeout", o->timeout_seconds, "seconds a single case may take")
+              ->check(polychip::cli::positive_number())
+              ->capture_default_str();
+      CLI::Option* tolerances_option =
+          sub.add_option("--tolerances", o->tolerances_path,
+                         "precision: tolerances JSON file (default: the built-in "
+                         "conformance/data/tolerances.json)")
+              ->check(polychip::cli::non_empty());
+      CLI::Option* waivers_option = sub.add_option("--waivers", o->waivers_path,
+                                                   "precision: waivers JSON file (default: the "
+                                                   "built-in conformance/data/waivers.json)")
+                                        ->check(polychip::cli::non_empty());
       sub.add_flag("!--no-progress", o->progress, "no progress lines on stderr");
-      sub.add_flag("--coverage", o->coverage,
-                   "precision: print which critical points of each op's coverage model the "
-                   "level's cases reach (results.json records it on every run), run nothing");
-      sub.add_option("--reference", o->reference_path,
-                     "training: reference trace file, or loss envelope file under --tier "
-                     "statistical (default: the shipped NVIDIA reference of the default "
-                     "workload)")
-          ->check(polychip::cli::non_empty());
-      sub.add_option("--tier", o->tier, "training: alignment tier")
-          ->check(CLI::IsMember({"exact", "cross-vendor", "statistical"}))
-          ->capture_default_str();
-      return [o, case_id] {
+      CLI::Option* coverage_option =
+          sub.add_flag("--coverage", o->coverage,
+                       "precision: print which critical points of each op's coverage model the "
+                       "level's cases reach (results.json records it on every run), run nothing");
+      CLI::Option* reference_option =
+          sub.add_option("--reference", o->reference_path,
+                         "training: reference trace file, or loss envelope file under --tier "
+                         "statistical (default: the shipped NVIDIA reference of the default "
+                         "workload)")
+              ->check(polychip::cli::non_empty());
+      CLI::Option* tier_option =
+          sub.add_option("--tier", o->tier, "training: alignment tier")
+              ->check(CLI::IsMember({"exact", "cross-vendor", "statistical"}))
+              ->capture_default_str();
+      // Given to a suite that does not read them, they were ignored: `--suite
+      // comm --case X` ran all of the comm suite and passed.
+      const std::vector<std::pair<CLI::Option*, std::set<std::string>>> suites_reading = {
+          {case_option, {"precision"}},       {timeout_option, {"precision", "comm"}},
+          {tolerances_option, {"precision"}}, {waivers_option, {"precision"}},
+          {profile_option, {"precision"}},    {coverage_option, {"precision"}},
+          {reference_option, {"training"}},   {tier_option, {"training"}}};
+      return [o, case_id, case_option, suites_reading] {
+        for (const auto& [option, suites] : suites_reading) {
+          if (option->count() == 0 || suites.contains(o->suite)) continue;
+          fmt::print(
+              stderr, "polychip certify: {} is for --suite {}; --suite {} does not use it{}\n",
+              option->get_name(), fmt::join(suites, " and --suite "), o->suite,
+              option == case_option ? " (results.json gives each comm case a 'repro' command line)"
+                                    : "");
+          return 2;
+        }
         if (!case_id->empty()) o->case_id = *case_id;
         if (o->suite == "training") {
           if (o->out_dir.empty()) o->out_dir = polychip::conformance::kDefaultOutDir;

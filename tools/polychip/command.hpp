@@ -15,6 +15,7 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
@@ -47,6 +48,20 @@ CLI::Validator whole_number() {
                std::to_string(std::numeric_limits<T>::max()) + "]";
       },
       "", "whole number");
+}
+
+// A finite number above 0 (CLI::PositiveNumber's refusal printed its range:
+// "not in range 0.000000 to 1797693134862315708145...000").
+inline CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc() && stop == end && value > 0 && std::isfinite(value)) return "";
+        return "'" + text + "' is not a positive number";
+      },
+      "", "positive number");
 }
 
 using CommandRun = std::function<int()>;

@@ -381,7 +381,10 @@ TEST(Waivers, FromFileReadsTheFileAndNamesItInErrors) {
   EXPECT_EQ(list.all().size(), 1u);
   std::remove(path.c_str());
   EXPECT_EQ(error_of([] { WaiverList::from_file("/nonexistent/w.json"); }),
-            "waivers file '/nonexistent/w.json' cannot be read");
+            "waivers file: cannot open /nonexistent/w.json: No such file or directory");
+  // A folder was an internal error (the stream threw from its first read).
+  EXPECT_EQ(error_of([] { ToleranceTable::from_file("/tmp"); }),
+            "tolerances file: /tmp is a folder, not a file");
 }
 
 TEST(Verdicts, NamesRoundTripAndFailuresAreFailCrashTimeout) {
