@@ -160,8 +160,11 @@ struct Communicator::Impl {
   std::set<std::string> gdr_reasons_told;
 
   // Before any socket: a limit too low for the job is said at once, by every
-  // rank, rather than as EMFILE half-way through the mesh.
-  void reserve_open_files(bool serves_store) const {
+  // rank, rather than as EMFILE half-way through the mesh. Rank 0 serves the
+  // store (under a unique id, the process that made the id does: most often
+  // rank 0's).
+  void reserve_open_files() const {
+    const bool serves_store = rank == 0;
     ensure_open_file_limit(
         // (a sockets_per_peer out of range is refused by the transport, later)
         open_files_needed(
@@ -906,7 +909,7 @@ Communicator::Communicator(const UniqueId& id, int rank, int world, CommConfig c
   impl_->config = std::move(config);
   impl_->rank = rank;
   impl_->world = world;
-  impl_->reserve_open_files(false);
+  impl_->reserve_open_files();
   impl_->init(address, port, Credentials{secret, job_id_for(secret)});
 }
 
@@ -920,7 +923,7 @@ Communicator::Communicator(const LaunchInfo& launch, CommConfig config)
   std::string job = "launch|" + launch.launcher + "|" + launch.job_key + "|" +
                     launch.master_address + ":" + std::to_string(launch.master_port);
   Credentials creds{launch.secret, job_id_for(std::vector<uint8_t>(job.begin(), job.end()))};
-  impl_->reserve_open_files(launch.rank == 0);
+  impl_->reserve_open_files();
   if (launch.rank == 0) {
     Fd listener;
     try {
