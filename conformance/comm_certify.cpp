@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "polychip/comm/local_launcher.hpp"
 #include "polychip/error.hpp"
 #include "polychip/hal.hpp"
 #include "results.hpp"
@@ -136,6 +137,14 @@ int run_comm_certify(const CertifyOptions& o) {
     fmt::print(stderr,
                "polychip certify: --suite comm needs at least two --adapters entries (one rank "
                "each), e.g. cpu,sim.faithful,opencl\n");
+    return 2;
+  }
+  // (past it, every case group's launch was refused and the chips reported failing)
+  if (o.adapters.size() > static_cast<size_t>(comm::kMaxLocalRanks)) {
+    fmt::print(stderr,
+               "polychip certify: --suite comm runs one local rank per --adapters entry, at most "
+               "{}; got {}\n",
+               comm::kMaxLocalRanks, o.adapters.size());
     return 2;
   }
   std::error_code ec;

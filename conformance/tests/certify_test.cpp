@@ -549,10 +549,20 @@ TEST_F(CertifyTest, HelpShowsTheDefaults) {
     EXPECT_NE(r.out.find(d), std::string::npos) << d << " not shown:\n" << r.out;
 }
 
-TEST_F(CertifyTest, CommSuiteNeedsTwoRanks) {
+// Two to 1024 ranks: past the local launcher's bound every case group was
+// refused, and the chips were reported failing (exit 1).
+TEST_F(CertifyTest, CommSuiteNeedsTwoToTheLocalBoundOfRanks) {
   auto r = certify(fmt::format("certify --suite comm --adapters cpu --out '{}'", out_dir("one")));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("at least two"), std::string::npos) << r.err;
+  std::string many = "cpu";
+  for (int i = 0; i < 1024; ++i) many += ",cpu";
+  r = certify(fmt::format("certify --suite comm --adapters {} --out '{}'", many, out_dir("many")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("one local rank per --adapters entry, at most 1024; got 1025"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "many"));
 }
 
 }  // namespace
