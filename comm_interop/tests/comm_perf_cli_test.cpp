@@ -149,7 +149,7 @@ TEST(CommPerfCli, AFailingRankNamesItselfAndExitsWithThree) {
 
 // --json replaces its file whole (written beside it, then renamed), and a
 // folder it cannot write in is named with the failing call.
-TEST(CommPerfCli, JsonResultsReplaceTheFileWholeAndAnUnwritableOneIsNamed) {
+TEST(CommPerfCli, JsonResultsReplaceTheFileWholeAndAnUnwritableOneIsRefusedFirst) {
   char dir_template[] = "/tmp/polychip_comm_perf_json_XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template, path = dir + "/perf.json";
@@ -171,10 +171,16 @@ TEST(CommPerfCli, JsonResultsReplaceTheFileWholeAndAnUnwritableOneIsNamed) {
       << "a temporary file was left beside it";
   std::remove(path.c_str());
   ::rmdir(dir.c_str());
+  // Refused before the run (after it, rank 0 failed and the others with it).
   o = polychip("--np 2 -b 8 -e 8 -w 0 -n 1 -J /nonexistent_polychip_dir/perf.json");
-  EXPECT_EQ(o.code, 3) << o.output;
-  EXPECT_NE(o.output.find("cannot write '/nonexistent_polychip_dir/perf.json': mkstemp"),
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("--json '/nonexistent_polychip_dir/perf.json': no folder "
+                          "'/nonexistent_polychip_dir'"),
             std::string::npos)
+      << o.output;
+  o = polychip("--np 2 -b 8 -e 8 -w 0 -n 1 -J /tmp");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("--json '/tmp' is a folder: name the results file"), std::string::npos)
       << o.output;
 }
 

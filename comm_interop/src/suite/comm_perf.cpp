@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -284,6 +285,17 @@ void validate(const PerfOptions& o) {
   if (o.np) {
     check_root(o, *o.np);
     check_host_memory(o, *o.np);
+    // Rank 0 writes it at the end (here, on this host): a run is not spent
+    // to learn that it cannot be written.
+    if (!o.json_path.empty()) {
+      const std::filesystem::path folder = std::filesystem::path(o.json_path).parent_path();
+      if (!std::filesystem::is_directory(folder.empty() ? "." : folder))
+        throw_error(StatusCode::kInvalidArgument,
+                    "--json '" + o.json_path + "': no folder '" + folder.string() + "'");
+      if (std::filesystem::is_directory(o.json_path))
+        throw_error(StatusCode::kInvalidArgument,
+                    "--json '" + o.json_path + "' is a folder: name the results file");
+    }
     // Every named device exists, so no rank starts only to fail alone.
     const auto specs =
         o.devices.empty() ? std::vector<std::string>{} : rank_device_list(o.devices, "--devices");
