@@ -38,6 +38,13 @@ TrainConfig checked_config(const TrainRunOptions& options) {
                 "--dp-weights must be check or sync, got '" + options.dp_weights + "'");
   // Refused now, not after the run: the folders the run will write into
   // (a resumed run's is there, or --resume says what is missing).
+  // A run already there is continued (--resume), never written over: a
+  // forgotten --resume replaced hours of checkpoint with step 1.
+  if (!options.resume &&
+      std::filesystem::exists(std::filesystem::path(options.out_dir) / "training_state.json"))
+    throw Error(StatusCode::kInvalidArgument,
+                "--out '" + options.out_dir +
+                    "' holds a run already: continue it with --resume, or name another folder");
   std::error_code ec;
   if (!options.resume) std::filesystem::create_directories(options.out_dir, ec);
   if (ec)

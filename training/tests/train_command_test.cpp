@@ -49,6 +49,14 @@ TEST_F(TrainCommand, PrintsAProgressLinePerStepAndWritesTheRunDirectory) {
 TEST_F(TrainCommand, ResumeContinuesToTheSameCurveAsOneRun) {
   ASSERT_EQ(train("--preset tiny --steps 4 --out " + (dir_ / "straight").string()).exit_code, 0);
   ASSERT_EQ(train("--preset tiny --steps 2 --out " + (dir_ / "split").string()).exit_code, 0);
+  // Without --resume the run there is refused, not written over with step 1
+  // (a forgotten --resume lost the checkpoint before).
+  const std::string checkpoint = slurp(dir_ / "split" / "model.safetensors");
+  const Result again = train("--preset tiny --steps 4 --out " + (dir_ / "split").string());
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  EXPECT_NE(again.err.find("' holds a run already: continue it with --resume"), std::string::npos)
+      << again.err;
+  EXPECT_EQ(slurp(dir_ / "split" / "model.safetensors"), checkpoint);
   const Result r = train("--preset tiny --steps 4 --resume --out " + (dir_ / "split").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("step     3/4"), std::string::npos) << r.out;
