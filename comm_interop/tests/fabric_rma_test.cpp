@@ -71,6 +71,55 @@ TEST_P(FabricRmaTest, WritesLandWhereTheyAreAimedAndTheTargetIsTold) {
   for (size_t i = end; i < region_bytes; ++i) ASSERT_EQ(landing[i], 0xEE) << "byte " << i;
 }
 
+// A part of a registered region is served by its registration (the same
+// key), aimed at that part; a range reaching past it is registered anew.
+TEST_P(FabricRmaTest, APartOfARegisteredRegionIsServedByItAndWritesLandInThatPart) {
+  FabricRma writer(GetParam(), node()), target(GetParam(), node());
+  std::vector<uint8_t> landing(8192, 0xEE);
+  const RemoteRegion whole = target.register_memory(landing.data(), landing.size());
+  const RemoteRegion part = target.register_memory(landing.data() + 100, 50);
+  EXPECT_EQ(part.key, whole.key);
+  EXPECT_EQ(part.size, 50u);
+  EXPECT_EQ(target.register_memory(landing.data() + 4096, 4096).key, whole.key) << "the tail";
+  std::vector<uint8_t> longer(8193);
+  const uint64_t short_key = target.register_memory(longer.data(), 8192).key;
+  EXPECT_NE(target.register_memory(longer.data(), 8193).key, short_key) << "one byte past it";
+
+  const std::vector<uint8_t> data = pattern(50, 4);
+  uint64_t seen = 0;
+  std::thread progress([&] { seen = target.wait_write(20).data; });
+  writer.write(writer.add_peer(target.address()), data.data(), data.size(), part, 0, 3, 20);
+  progress.join();
+  EXPECT_EQ(seen, 3u);
+  std::vector<uint8_t> expected(8192, 0xEE);
+  std::copy(data.begin(), data.end(), expected.begin() + 100);
+  EXPECT_EQ(landing, expected);
+}
+
+// The message of the INVALID_ARGUMENT error `call` throws ("" if none).
+template <typename Call>
+std::string invalid_argument(Call call) {
+  try {
+    call();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    return e.message();
+  }
+  return "";
+}
+
+TEST_P(FabricRmaTest, AnEmptyOrNullRegionIsNeitherRegisteredNorLent) {
+  FabricRma endpoint(GetParam(), node());
+  std::vector<uint8_t> memory(64);
+  const std::string registering = "register_memory: an empty or null region";
+  EXPECT_EQ(invalid_argument([&] { endpoint.register_memory(nullptr, 64); }), registering);
+  EXPECT_EQ(invalid_argument([&] { endpoint.register_memory(memory.data(), 0); }), registering);
+  const std::string lending = "lend_memory: an empty or null region";
+  EXPECT_EQ(invalid_argument([&] { endpoint.lend_memory(nullptr, 64); }), lending);
+  EXPECT_EQ(invalid_argument([&] { endpoint.lend_memory(memory.data(), 0); }), lending);
+}
+
 // GDR's building block: a device allocation, exported by its adapter
 // (adapter ABI 1.1; sim exports its memory as system memory), registered
 // and written one-sidedly straight from another device allocation: no copy
@@ -222,13 +271,20 @@ TEST_P(FabricRmaTest, ADeregisteredRegionTakesNoMoreWrites) {
 
 TEST_P(FabricRmaTest, AnAddressThatIsNoneOfThisProvidersIsRefused) {
   FabricRma endpoint(GetParam(), node());
-  try {
-    endpoint.add_peer({1, 2, 3});
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(e.message().find("a peer address of 3 bytes is not"), std::string::npos)
-        << e.message();
+  const std::string why = invalid_argument([&] { endpoint.add_peer({1, 2, 3}); });
+  EXPECT_NE(why.find("a peer address of 3 bytes is not"), std::string::npos) << why;
+  if (std::string(GetParam()) == "shm") {
+    // Only the shape is checked: one character and its NUL is a name (shm's
+    // address vector takes any), a lone NUL is none.
+    EXPECT_NO_THROW(endpoint.add_peer({'x', 0}));
+    EXPECT_EQ(invalid_argument([&] { endpoint.add_peer({0}); }),
+              "shm: a peer address of 1 bytes is not a NUL-terminated name, as this provider's "
+              "are");
+  } else {
+    // The right size, but no address (family 0): the address vector says no.
+    const std::vector<uint8_t> zeros(endpoint.address().size(), 0);
+    EXPECT_EQ(invalid_argument([&] { endpoint.add_peer(zeros); }),
+              "tcp;ofi_rxm: the address vector refused a peer address");
   }
 }
 
@@ -263,27 +319,48 @@ TEST_P(FabricRmaTest, PeersWhoseNamesDifferInLengthReachEachOther) {
 
 // A rank killed by SIGKILL leaves its shm region in /dev/shm, named after
 // its pid and endpoint count; a later process with the same pid finds the
-// names taken. Planted here: the next three names this process would take.
-TEST_P(FabricRmaTest, NamesLeftByAKilledProcessWithThisPidAreSteppedOver) {
-  if (std::string(GetParam()) != "shm") GTEST_SKIP() << "no named regions";
-  auto writer = std::make_unique<FabricRma>(GetParam(), node());
-  const std::vector<uint8_t> own = writer->address();
+// names taken. Planted here: the next `n` names this process would take
+// after `endpoint`'s, into `stale`.
+void plant_names_after(const FabricRma& endpoint, int n, std::vector<std::string>* stale) {
+  const std::vector<uint8_t> own = endpoint.address();
   const std::string name(own.begin(), std::find(own.begin(), own.end(), uint8_t{0}));
   const std::string uid = std::to_string(::getuid());
   const std::string prefix = "fi_shm://" + std::to_string(::getpid()) + ":" + uid + ":";
   ASSERT_EQ(name.rfind(prefix, 0), 0u) << name << ": not the naming this test plants for";
   const int count = std::stoi(name.substr(prefix.size()));
-  std::vector<std::string> stale;
-  for (int next = count + 1; next <= count + 3; ++next) {
-    stale.push_back("/dev/shm/" + std::to_string(::getpid()) + ":" + uid + ":" +
-                    std::to_string(next));
-    std::ofstream(stale.back()) << "left by a killed rank";
+  for (int next = count + 1; next <= count + n; ++next) {
+    stale->push_back("/dev/shm/" + std::to_string(::getpid()) + ":" + uid + ":" +
+                     std::to_string(next));
+    std::ofstream(stale->back()) << "left by a killed rank";
   }
+}
+
+TEST_P(FabricRmaTest, NamesLeftByAKilledProcessWithThisPidAreSteppedOver) {
+  if (std::string(GetParam()) != "shm") GTEST_SKIP() << "no named regions";
+  auto writer = std::make_unique<FabricRma>(GetParam(), node());
+  std::vector<std::string> stale;
+  ASSERT_NO_FATAL_FAILURE(plant_names_after(*writer, 3, &stale));
   std::unique_ptr<FabricRma> target;
   EXPECT_NO_THROW(target = std::make_unique<FabricRma>(GetParam(), node()));
   for (const std::string& path : stale) std::remove(path.c_str());
   ASSERT_TRUE(target);
   expect_a_write_lands(*writer, *target, 9);
+}
+
+// The walk over taken names ends: 16 of them in a row are an error.
+TEST_P(FabricRmaTest, AnEndpointGivesUpAfterSixteenTakenNames) {
+  if (std::string(GetParam()) != "shm") GTEST_SKIP() << "no named regions";
+  FabricRma writer(GetParam(), node());
+  std::vector<std::string> stale;
+  ASSERT_NO_FATAL_FAILURE(plant_names_after(writer, 16, &stale));
+  try {
+    FabricRma target(GetParam(), node());
+    ADD_FAILURE() << "opened past 16 taken names as " << target.address().data();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnavailable);
+    EXPECT_EQ(e.message().rfind("shm: fi_enable: ", 0), 0u) << e.message();
+  }
+  for (const std::string& path : stale) std::remove(path.c_str());
 }
 
 // Only this user's regions of that very pid go, whatever else /dev/shm holds.
@@ -545,6 +622,46 @@ TEST_P(FabricRmaTest, LaneRefusesWritesThatLandOutOfOrder) {
   lane.expect_refused("write 1 landed where write 0 was due", "a write out of order");
 }
 
+// shm completes a large write only once its target progresses, so writes stay
+// in flight here: an endpoint holds 64 at most (post_write then says "full"),
+// and a write() that timed out forgets its own completion only; the others
+// still hear theirs.
+TEST_P(FabricRmaTest, SixtyFourWritesAreInFlightAndATimedOutOneForgetsOnlyItself) {
+  if (std::string(GetParam()) != "shm") GTEST_SKIP() << "tcp;ofi_rxm completes writes locally";
+  FabricRma writer(GetParam(), node()), target(GetParam(), node());
+  const uint64_t peer = writer.add_peer(target.address());
+  // Too large to be copied into the target's inbox on the spot.
+  std::vector<uint8_t> landing(64 << 10), source = pattern(64 << 10, 2);
+  const RemoteRegion region = target.register_memory(landing.data(), landing.size());
+  std::vector<WriteCompletion> completions(64);
+  // The first write is taken once the target answered the writer.
+  while (!writer.post_write(peer, source.data(), source.size(), region, 0, 1, &completions[0])) {
+    writer.progress();
+    target.progress();
+  }
+  try {
+    writer.write(peer, source.data(), source.size(), region, 0, 2, 0.05);
+    ADD_FAILURE() << "a write the target never progressed completed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDeadlineExceeded);
+  }
+  size_t posted = 1;  // and the timed-out one holds a slot
+  while (posted < completions.size() &&
+         writer.post_write(peer, source.data(), source.size(), region, 0, 1, &completions[posted]))
+    ++posted;
+  EXPECT_EQ(posted, 63u);
+  auto all_done = [&] {
+    return std::all_of(completions.begin(), completions.begin() + static_cast<long>(posted),
+                       [](const WriteCompletion& c) { return c.done; });
+  };
+  for (int i = 0; i < 1000000 && !all_done(); ++i) {
+    target.progress();
+    writer.progress();
+  }
+  EXPECT_TRUE(all_done());
+  EXPECT_TRUE(completions[0].done) << "the timed-out write forgot another's completion";
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, FabricRmaTest, ::testing::Values("tcp;ofi_rxm", "shm"),
                          [](const auto& info) {
                            return std::string(info.param) == "shm" ? "shm" : "tcp_rxm";
@@ -560,6 +677,22 @@ TEST(FabricRma, AnUnknownProviderIsAClearError) {
                                "(polychip_no_such_provider: "),
               std::string::npos)
         << e.message();
+  }
+}
+
+// Neither named nor set in the environment (unset or empty): the first
+// preferred provider present (here tcp;ofi_rxm, the last, at the latest).
+TEST(FabricRma, WithoutAChoiceThePreferredProviderPresentOpens) {
+  const auto& preferred = FabricRma::preferred_providers();
+  for (const char* env : {static_cast<const char*>(nullptr), ""}) {
+    if (env)
+      ::setenv("POLYCHIP_NET_PROVIDER", env, 1);
+    else
+      ::unsetenv("POLYCHIP_NET_PROVIDER");
+    FabricRma endpoint("", "127.0.0.1");
+    ::unsetenv("POLYCHIP_NET_PROVIDER");
+    EXPECT_NE(std::find(preferred.begin(), preferred.end(), endpoint.provider()), preferred.end())
+        << endpoint.provider();
   }
 }
 
