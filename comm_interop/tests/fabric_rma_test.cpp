@@ -400,29 +400,32 @@ struct LanePair {
     receiver_side.attach(0, rx.get(), nullptr);
   }
 
-  // A raw write of `bytes` into the receiver's ring at `offset`, with a
-  // notice the test chose (not the lane's own), posted once the provider
-  // takes it (both sides progress: the receiver accepts the connection).
+  // A raw write of `bytes` into the receiver's ring at `offset` (or, with
+  // `to_sender`, into the sender's credit box), with a notice the test chose
+  // (not the lane's own), posted once the provider takes it (both sides
+  // progress: the target accepts the connection).
   void post_raw(const std::vector<uint8_t>& bytes, uint64_t offset, uint64_t notice,
-                WriteCompletion* completion) {
-    FabricRma& writer = sender_side.fabric();
-    if (!raw_peer) raw_peer = writer.add_peer(receiver_side.fabric().address());
-    while (!writer.post_write(*raw_peer, bytes.data(), bytes.size(), rx->region(), offset, notice,
-                              completion)) {
+                WriteCompletion* completion, bool to_sender = false) {
+    FabricRma& writer = (to_sender ? receiver_side : sender_side).fabric();
+    FabricRma& target = (to_sender ? sender_side : receiver_side).fabric();
+    std::optional<uint64_t>& peer = raw_peer[to_sender];
+    if (!peer) peer = writer.add_peer(target.address());
+    while (!writer.post_write(*peer, bytes.data(), bytes.size(), (to_sender ? tx : rx)->region(),
+                              offset, notice, completion)) {
       writer.progress();
-      receiver_side.fabric().progress();
+      target.progress();
     }
   }
 
-  // Drives the receiving side until it refuses what it was sent: a
-  // DATA_CORRUPTION error whose message holds `reason`.
-  void expect_refused(const std::string& reason, const std::string& believed) {
-    const uint8_t* data;
+  // Drives the receiving side (or, `at_sender`, the sending side) until it
+  // refuses what it was sent: a DATA_CORRUPTION error whose message holds
+  // `reason`.
+  void expect_refused(const std::string& reason, const std::string& believed,
+                      bool at_sender = false) {
     try {
       for (int i = 0; i < 1000000; ++i) {
-        sender_side.fabric().progress();
-        rx->progress();
-        rx->peek(&data);
+        (at_sender ? receiver_side : sender_side).fabric().progress();
+        (at_sender ? tx : rx)->progress();
       }
       FAIL() << believed << " was believed";
     } catch (const Error& e) {
@@ -430,7 +433,17 @@ struct LanePair {
       EXPECT_NE(e.message().find(reason), std::string::npos) << e.message();
     }
   }
-  std::optional<uint64_t> raw_peer;  // the receiver in the sender's address vector
+
+  // Progresses both sides until `done()` or a million rounds.
+  template <typename Done>
+  void progress_until(Done done) {
+    for (int i = 0; i < 1000000 && !done(); ++i) {
+      tx->progress();
+      rx->progress();
+    }
+  }
+  // Index: to_sender. The target in the writer's address vector.
+  std::optional<uint64_t> raw_peer[2];
 };
 
 TEST_P(FabricRmaTest, LaneBytesCrossTheWrapInOrderAndCreditsFreeTheRing) {
@@ -613,6 +626,48 @@ TEST_P(FabricRmaTest, LaneRefusesPlacedBytesItNeverOffered) {
   lane.receiver_side.fabric().deregister_memory(destination.data(), destination.size());
 }
 
+// A write that fills the ring to the last byte is taken (progress() says
+// something moved); one byte more is past its free space.
+TEST_P(FabricRmaTest, LaneTakesAWriteThatExactlyFillsTheRing) {
+  LanePair lane(GetParam(), node(), 4096);
+  const std::vector<uint8_t> full = pattern(4096, 6), one(1, 1);
+  WriteCompletion first, second;
+  lane.post_raw(full, 0, encode_rma_notice({0, RmaNoticeKind::kData, 4096, 0}), &first);
+  bool moved = false;  // rx->progress() says whether a notice arrived
+  for (int i = 0; i < 1000000 && !moved; ++i) {
+    lane.sender_side.fabric().progress();
+    moved = lane.rx->progress();
+  }
+  EXPECT_TRUE(moved);
+  const uint8_t* data = nullptr;
+  ASSERT_EQ(lane.rx->peek(&data), 4096u);
+  EXPECT_TRUE(std::equal(full.begin(), full.end(), data));
+  lane.post_raw(one, 0, encode_rma_notice({0, RmaNoticeKind::kData, 1, 1}), &second);
+  lane.expect_refused("the peer wrote 1 bytes past the ring's free space", "an overfilling write");
+}
+
+// Credits: the receiver hands back consumed space once a quarter of the
+// ring piled up, though unread bytes remain; a credit for more than was
+// ever sent is refused.
+TEST_P(FabricRmaTest, LaneCreditsAQuarterOfTheRingAndRefusesCreditsNeverEarned) {
+  LanePair lane(GetParam(), node(), 4096);
+  const std::vector<uint8_t> full = pattern(4096, 8);
+  ASSERT_EQ(lane.tx->write(full.data(), full.size()), 4096u);
+  EXPECT_FALSE(lane.tx->drained()) << "4096 bytes staged";
+  const uint8_t* data = nullptr;
+  lane.progress_until([&] { return lane.rx->peek(&data) == 4096; });
+  ASSERT_EQ(lane.rx->peek(&data), 4096u);
+  lane.rx->consume(1024);
+  lane.progress_until([&] { return !lane.tx->arm_writer(); });
+  EXPECT_EQ(lane.tx->write(full.data(), full.size()), 1024u) << "the quarter consumed, credited";
+
+  WriteCompletion bogus;
+  lane.post_raw(std::vector<uint8_t>(8), 0, encode_rma_notice({1, RmaNoticeKind::kCredit, 5000}),
+                &bogus, /*to_sender=*/true);
+  lane.expect_refused("handed back 5000 bytes it was never sent", "a credit never earned",
+                      /*at_sender=*/true);
+}
+
 TEST_P(FabricRmaTest, LaneRefusesWritesThatLandOutOfOrder) {
   LanePair lane(GetParam(), node(), 4096);
   WriteCompletion completion;
@@ -666,6 +721,34 @@ INSTANTIATE_TEST_SUITE_P(Providers, FabricRmaTest, ::testing::Values("tcp;ofi_rx
                          [](const auto& info) {
                            return std::string(info.param) == "shm" ? "shm" : "tcp_rxm";
                          });
+
+// The notice's rank field has 10 bits.
+TEST(RmaEndpoint, AJobOfMoreThan1024RanksIsRefused) {
+  EXPECT_NO_THROW(RmaEndpoint(nullptr, 0, kRmaMaxRanks));
+  try {
+    RmaEndpoint endpoint(nullptr, 0, kRmaMaxRanks + 1);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnavailable);
+    EXPECT_EQ(e.message(), "RDMA lanes carry at most 1024 ranks, the job has 1025");
+  }
+}
+
+TEST(RmaRing, ACapacityThatIsNoPowerOfTwoIsRefused) {
+  RmaEndpoint endpoint(std::make_unique<FabricRma>("shm"), 0, 2);
+  for (uint64_t capacity : {0, 3, 4097}) {
+    for (bool receiver : {true, false}) {
+      try {
+        (receiver ? RmaRing::receiver : RmaRing::sender)(endpoint, capacity);
+        ADD_FAILURE() << capacity;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+        EXPECT_EQ(e.message(),
+                  "RDMA ring capacity must be a power of two, got " + std::to_string(capacity));
+      }
+    }
+  }
+}
 
 TEST(FabricRma, AnUnknownProviderIsAClearError) {
   try {
