@@ -80,6 +80,7 @@ TEST_P(FabricRmaTest, APartOfARegisteredRegionIsServedByItAndWritesLandInThatPar
   const RemoteRegion part = target.register_memory(landing.data() + 100, 50);
   EXPECT_EQ(part.key, whole.key);
   EXPECT_EQ(part.size, 50u);
+  EXPECT_EQ(target.register_memory(landing.data(), 50).key, whole.key) << "the head";
   EXPECT_EQ(target.register_memory(landing.data() + 4096, 4096).key, whole.key) << "the tail";
   std::vector<uint8_t> longer(8193);
   const uint64_t short_key = target.register_memory(longer.data(), 8192).key;
@@ -560,6 +561,9 @@ TEST_P(FabricRmaTest, LaneRefusesNoticesItCannotBelieve) {
   lane.expect_refused("past the ring's free space", "an overfilling notice");
   lane.post_raw(source, 0, encode_rma_notice({1, RmaNoticeKind::kData, 8}), &second);
   lane.expect_refused("rank 1, which has no lane", "a notice from a rank without a lane");
+  WriteCompletion third;  // a rank past the job's last
+  lane.post_raw(source, 0, encode_rma_notice({2, RmaNoticeKind::kData, 8}), &third);
+  lane.expect_refused("rank 2, which has no lane", "a notice from a rank outside the job");
 }
 
 // A placement: the payload lands in the buffer the receiver offered, not
@@ -603,6 +607,19 @@ TEST_P(FabricRmaTest, APlacedPayloadLandsInTheOfferedBufferAndIsCounted) {
   lane.receiver_side.fabric().deregister_memory(into, payload.size());
 }
 
+// Nothing, or more than the offered region holds, is not placed.
+TEST_P(FabricRmaTest, LaneRefusesToPlaceNothingOrMoreThanTheOfferedRegion) {
+  LanePair lane(GetParam(), node(), 4096);
+  std::vector<uint8_t> destination(64), payload(65, 7);
+  const RemoteRegion offered =
+      lane.receiver_side.fabric().register_memory(destination.data(), destination.size());
+  EXPECT_EQ(invalid_argument([&] { lane.tx->place(payload.data(), 0, offered); }),
+            "RDMA lane: placing 0 bytes into an offered region of 64");
+  EXPECT_EQ(invalid_argument([&] { lane.tx->place(payload.data(), 65, offered); }),
+            "RDMA lane: placing 65 bytes into an offered region of 64");
+  lane.receiver_side.fabric().deregister_memory(destination.data(), destination.size());
+}
+
 // Placed bytes beyond what the receiver offered are refused.
 TEST_P(FabricRmaTest, LaneRefusesPlacedBytesItNeverOffered) {
   LanePair lane(GetParam(), node(), 4096);
@@ -620,7 +637,9 @@ TEST_P(FabricRmaTest, LaneRefusesPlacedBytesItNeverOffered) {
     FAIL() << "placed bytes nobody offered were believed";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
-    EXPECT_NE(e.message().find("more than the 4096 this rank offered"), std::string::npos)
+    EXPECT_NE(e.message().find("the peer placed 8192 bytes in all, more than the 4096 this "
+                               "rank offered"),
+              std::string::npos)
         << e.message();
   }
   lane.receiver_side.fabric().deregister_memory(destination.data(), destination.size());
@@ -647,17 +666,27 @@ TEST_P(FabricRmaTest, LaneTakesAWriteThatExactlyFillsTheRing) {
 }
 
 // Credits: the receiver hands back consumed space once a quarter of the
-// ring piled up, though unread bytes remain; a credit for more than was
-// ever sent is refused.
+// ring piled up, though unread bytes remain (while less piled up, the lane
+// waits on its reader: drained); a credit for more than was ever sent is
+// refused.
 TEST_P(FabricRmaTest, LaneCreditsAQuarterOfTheRingAndRefusesCreditsNeverEarned) {
   LanePair lane(GetParam(), node(), 4096);
+  EXPECT_TRUE(lane.rx->drained()) << "a new lane owes nothing";
+  EXPECT_TRUE(lane.rx->arm_reader()) << "nothing to read";
+  EXPECT_FALSE(lane.tx->arm_writer()) << "all of the ring free";
   const std::vector<uint8_t> full = pattern(4096, 8);
   ASSERT_EQ(lane.tx->write(full.data(), full.size()), 4096u);
   EXPECT_FALSE(lane.tx->drained()) << "4096 bytes staged";
+  EXPECT_TRUE(lane.tx->arm_writer()) << "the ring full";
   const uint8_t* data = nullptr;
   lane.progress_until([&] { return lane.rx->peek(&data) == 4096; });
   ASSERT_EQ(lane.rx->peek(&data), 4096u);
-  lane.rx->consume(1024);
+  EXPECT_FALSE(lane.rx->arm_reader()) << "4096 bytes to read";
+  lane.rx->consume(100);
+  // Less than a quarter consumed: no credit yet, and the lane waits on its
+  // reader, not on its own progress.
+  EXPECT_TRUE(lane.rx->drained()) << "unread bytes left";
+  lane.rx->consume(924);
   lane.progress_until([&] { return !lane.tx->arm_writer(); });
   EXPECT_EQ(lane.tx->write(full.data(), full.size()), 1024u) << "the quarter consumed, credited";
 
@@ -666,6 +695,38 @@ TEST_P(FabricRmaTest, LaneCreditsAQuarterOfTheRingAndRefusesCreditsNeverEarned) 
                 &bogus, /*to_sender=*/true);
   lane.expect_refused("handed back 5000 bytes it was never sent", "a credit never earned",
                       /*at_sender=*/true);
+}
+
+// Bytes read to the end are credited at once, however few: the receiver
+// owes nothing then (drained).
+TEST_P(FabricRmaTest, LaneCreditsBytesReadToTheEndHoweverFew) {
+  LanePair lane(GetParam(), node(), 4096);
+  const std::vector<uint8_t> few = pattern(100, 1);
+  ASSERT_EQ(lane.tx->write(few.data(), few.size()), few.size());
+  EXPECT_EQ(lane.tx->lent_in_use(), 0u) << "copied, not lent";
+  std::vector<uint8_t> got(few.size());
+  uint64_t read = 0;
+  lane.progress_until([&] {
+    read += lane.rx->read(got.data() + read, got.size() - read);
+    return read == got.size();
+  });
+  EXPECT_EQ(got, few);
+  lane.progress_until([&] { return lane.rx->drained(); });
+  EXPECT_TRUE(lane.rx->drained()) << "100 bytes read, not credited";
+}
+
+// A payload of exactly kRmaLendMinBytes is lent, not copied: the ring holds
+// the caller's memory, and only that (not the copied header before it),
+// until its writes completed.
+TEST_P(FabricRmaTest, LaneLendsAPayloadOfTheLendingMinimum) {
+  LanePair lane(GetParam(), node(), 2 * kRmaLendMinBytes);
+  const uint8_t header[16] = {1};
+  ASSERT_EQ(lane.tx->write(header, sizeof header), sizeof header);
+  const std::vector<uint8_t> payload = pattern(kRmaLendMinBytes, 4);
+  ASSERT_EQ(lane.tx->lend(payload.data(), payload.size()), payload.size());
+  EXPECT_EQ(lane.tx->lent_in_use(), payload.size());
+  lane.progress_until([&] { return lane.tx->lent_in_use() == 0; });
+  EXPECT_EQ(lane.tx->lent_in_use(), 0u);
 }
 
 TEST_P(FabricRmaTest, LaneRefusesWritesThatLandOutOfOrder) {
