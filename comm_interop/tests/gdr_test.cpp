@@ -67,8 +67,19 @@ TEST(GdrEndpointOffers, ThePathIsOnOnlyWhenEveryRankOfferedOneProvider) {
   GdrEndpoint c("tcp;ofi_rxm", "127.0.0.1");
   EXPECT_EQ(GdrEndpoint::why_not({a.offer(), b.offer(), c.offer()}),
             "rank 0 offered provider shm and rank 2 provider tcp;ofi_rxm");
-  EXPECT_EQ(GdrEndpoint::why_not({a.offer(), "gdr1 shm"}),
-            "rank 1 has no GDR endpoint (a malformed offer)");
+  // No newline, no provider, no address, an odd number of hex digits.
+  for (const char* malformed : {"gdr1 shm", "gdr1 \n00", "gdr1 shm\n", "gdr1 shm\n0"}) {
+    EXPECT_EQ(GdrEndpoint::why_not({a.offer(), malformed}),
+              "rank 1 has no GDR endpoint (a malformed offer)")
+        << malformed;
+  }
+  try {
+    a.connect(0, {a.offer(), GdrEndpoint::no_offer("not asked for")});
+    FAIL() << "connected to a rank without an offer";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(e.message(), "rank 1: no GDR offer");
+  }
 }
 
 class GdrRingTest : public ::testing::TestWithParam<const char*> {
