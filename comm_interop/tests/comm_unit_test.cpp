@@ -4,6 +4,8 @@
 // are threads of this process.
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -283,6 +285,16 @@ TEST(Wire, MalformedCorpusIsRejected) {
   }
   closedir(dir);
   EXPECT_GE(files, 10);
+}
+
+void expect_error(const std::function<void()>& call, StatusCode code, const std::string& what) {
+  try {
+    call();
+    ADD_FAILURE() << "passed; expected an error naming \"" << what << "\"";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
 }
 
 struct SocketPair {
@@ -673,12 +685,15 @@ TEST(Deadline, HugeOrInfiniteSecondsAreFarAwayAndNanOrNegativeAreNow) {
     EXPECT_EQ(Deadline(seconds).remaining_ms(1000), 0) << seconds;
 }
 
+// Whether nothing waits to be read on `fd` (bytes an inbox took are not there).
+bool socket_empty(int fd) {
+  char byte;
+  return ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && errno == EAGAIN;
+}
+
 TEST(SocketInbox, OneReadTakesSmallFramesAndBulkGoesStraightThrough) {
   SocketPair sp;
-  auto socket_empty = [&] {
-    char byte;
-    return ::recv(sp.b.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && errno == EAGAIN;
-  };
+  auto socket_empty = [&] { return ::socket_empty(sp.b.get()); };
   std::vector<uint8_t> sent(200);
   for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>(i * 7 + 1);
   ASSERT_EQ(::send(sp.a.get(), sent.data(), sent.size(), 0), 200);
@@ -711,6 +726,154 @@ TEST(SocketInbox, OneReadTakesSmallFramesAndBulkGoesStraightThrough) {
   sp.a = Fd();  // the peer closes: end of stream, as recv() says it
   inbox.new_pass();
   EXPECT_EQ(inbox.receive(sp.b.get(), got, 64), 0);
+}
+
+// Only a short read says the socket is empty: after a read that filled the
+// inbox the socket is asked again in the same pass. A read of exactly
+// kDirectBytes is bulk and goes straight through.
+TEST(SocketInbox, AFullInboxAsksTheSocketAgainAndDirectBytesIsBulk) {
+  SocketPair sp;
+  std::vector<uint8_t> sent(SocketInbox::kCapacity + 100), got(sent.size());
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>(i * 13 + 5);
+  ASSERT_EQ(::send(sp.a.get(), sent.data(), sent.size(), 0), static_cast<ssize_t>(sent.size()));
+  SocketInbox inbox;
+  inbox.new_pass();
+  size_t at = 0;
+  while (at < sent.size()) {
+    const ssize_t n = inbox.receive(sp.b.get(), got.data() + at, 64);
+    ASSERT_GT(n, 0) << "at byte " << at << " of " << sent.size();
+    at += static_cast<size_t>(n);
+  }
+  EXPECT_EQ(got, sent);
+
+  std::vector<uint8_t> bulk(SocketInbox::kDirectBytes * 2, 0x3c);
+  ASSERT_EQ(::send(sp.a.get(), bulk.data(), bulk.size(), 0), static_cast<ssize_t>(bulk.size()));
+  inbox.new_pass();
+  EXPECT_EQ(inbox.receive(sp.b.get(), got.data(), SocketInbox::kDirectBytes),
+            static_cast<ssize_t>(SocketInbox::kDirectBytes));
+  EXPECT_FALSE(inbox.holds_bytes());
+  EXPECT_FALSE(socket_empty(sp.b.get())) << "the read took more than it was asked for";
+}
+
+// A cancellable deadline waits in slices short enough to see its flag, and
+// once the flag is raised it has passed, also for the deadlines made from it.
+TEST(Deadline, ACancellableDeadlineWaitsInShortSlicesAndEndsWhenCancelled) {
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  const Deadline d(10, cancel);
+  EXPECT_EQ(d.remaining_ms(1000), Deadline::kCancelPollMs);
+  EXPECT_EQ(d.remaining_ms(10), 10);
+  EXPECT_FALSE(d.expired());
+  cancel->store(true);
+  EXPECT_TRUE(d.expired());
+  EXPECT_EQ(d.remaining_ms(1000), 0);
+  EXPECT_TRUE(d.earlier(10).expired());
+  EXPECT_TRUE(Deadline(10).earlier(0).expired());
+  EXPECT_TRUE(Deadline(0).earlier(10).expired());
+}
+
+// What the socket helpers promise of the descriptors they return: a
+// connection is blocking until set otherwise, bulk sockets send at once
+// (TCP_NODELAY), each end names its address, a listener on "" takes any.
+TEST(Socket, LoopbackConnectionsAreBlockingUntilToldAndNameTheirEnds) {
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  EXPECT_NE(port, 0);
+  EXPECT_EQ(local_address(listener.get()), "127.0.0.1");
+  EXPECT_EQ(peer_address(listener.get()), "?") << "a listener has no peer";
+  Fd client = connect_tcp("127.0.0.1", port, Deadline(10), "the test listener", 0);
+  Fd server = accept_tcp(listener.get());
+  EXPECT_EQ(::fcntl(client.get(), F_GETFL) & O_NONBLOCK, 0);
+  EXPECT_EQ(local_address(client.get()), "127.0.0.1");
+  EXPECT_EQ(peer_address(server.get()), "127.0.0.1");
+  set_nonblocking(client.get(), true);
+  EXPECT_NE(::fcntl(client.get(), F_GETFL) & O_NONBLOCK, 0);
+  set_nonblocking(client.get(), false);
+  EXPECT_EQ(::fcntl(client.get(), F_GETFL) & O_NONBLOCK, 0);
+  tune_bulk_socket(server.get());
+  int nodelay = 0;
+  socklen_t size = sizeof nodelay;
+  ASSERT_EQ(::getsockopt(server.get(), IPPROTO_TCP, TCP_NODELAY, &nodelay, &size), 0);
+  EXPECT_NE(nodelay, 0);
+  EXPECT_EQ(local_address(-1), "");
+  SocketPair not_inet;
+  EXPECT_EQ(local_address(not_inet.a.get()), "");
+  EXPECT_EQ(local_address(listen_tcp("", 0).first.get()), "0.0.0.0");
+  EXPECT_EQ(local_address(listen_tcp("0.0.0.0", 0).first.get()), "0.0.0.0");
+}
+
+// A restarted rank 0 listens on its MASTER_PORT again while the port's last
+// connection, closed on its side first, waits out TIME_WAIT (SO_REUSEADDR).
+TEST(Socket, APortLeftInTimeWaitIsListenedOnAgainAtOnce) {
+  uint16_t port = 0;
+  {
+    auto [listener, bound] = listen_tcp("127.0.0.1", 0);
+    port = bound;
+    Fd client = connect_tcp("127.0.0.1", port, Deadline(10), "the test listener", 0);
+    accept_tcp(listener.get());  // closed at once: this side's end waits in TIME_WAIT
+    char byte;
+    EXPECT_EQ(::recv(client.get(), &byte, 1, 0), 0);
+  }
+  EXPECT_NO_THROW(listen_tcp("127.0.0.1", port));
+}
+
+// A listener inherited without close-on-exec is marked so once adopted.
+TEST(Socket, AnAdoptedListenerIsClosedOnExec) {
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  ASSERT_EQ(::fcntl(listener.get(), F_SETFD, 0), 0);
+  Fd adopted = adopt_listening_socket(listener.release(), port, "POLYCHIP_COMM_STORE_FD");
+  EXPECT_NE(::fcntl(adopted.get(), F_GETFD) & FD_CLOEXEC, 0);
+}
+
+// A peer refused only for a moment (it starts listening late) is connected
+// to without the notice meant for an address that stays refused.
+TEST(Socket, APeerThatListensLateIsConnectedToWithoutANotice) {
+  uint16_t port = 0;
+  {
+    auto [listener, bound] = listen_tcp("127.0.0.1", 0);
+    port = bound;
+  }
+  ::testing::internal::CaptureStderr();
+  std::thread late([port] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto [listener, bound] = listen_tcp("127.0.0.1", port);
+    Fd accepted = accept_tcp(listener.get());
+  });
+  EXPECT_NO_THROW(connect_tcp("127.0.0.1", port, Deadline(30), "a late rank", 1));
+  late.join();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+// Exact transfers end with UNAVAILABLE naming how when the peer is gone,
+// and with DEADLINE_EXCEEDED when it takes or sends nothing: at the
+// deadline, not before, also for a cancellable deadline's short waits.
+TEST(Socket, ExactTransfersEndWhenThePeerIsGoneOrAtTheDeadline) {
+  SocketPair quiet;
+  const auto cancel = std::make_shared<std::atomic<bool>>(false);
+  const auto waited_until_the_deadline = [&](const std::function<void(const Deadline&)>& transfer,
+                                             const std::string& what) {
+    const auto start = Clock::now();
+    expect_error([&] { transfer(Deadline(0.3, cancel)); }, StatusCode::kDeadlineExceeded, what);
+    EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(300)) << what;
+  };
+  std::vector<uint8_t> bulk(8 << 20);
+  waited_until_the_deadline(
+      [&](const Deadline& d) { write_exact(quiet.a.get(), bulk.data(), bulk.size(), d, "test"); },
+      "test: send timed out");
+  waited_until_the_deadline(
+      [&](const Deadline& d) { read_exact(quiet.a.get(), bulk.data(), 1, d, "test"); },
+      "test: receive timed out");
+
+  SocketPair gone;
+  const uint8_t byte = 1;
+  ASSERT_EQ(::send(gone.b.get(), &byte, 1, 0), 1);
+  gone.a = Fd();  // closed with a byte unread: the other end's next read is a reset
+  uint8_t got;
+  expect_error([&] { read_exact(gone.b.get(), &got, 1, Deadline(10), "test"); },
+               StatusCode::kUnavailable,
+               "test: receive failed: " + std::string(std::strerror(ECONNRESET)));
+  expect_error([&] { read_exact(gone.b.get(), &got, 1, Deadline(10), "test"); },
+               StatusCode::kUnavailable, "test: the other side closed the connection");
+  expect_error([&] { write_exact(gone.b.get(), &byte, 1, Deadline(10), "test"); },
+               StatusCode::kUnavailable, "test: send failed: " + std::string(std::strerror(EPIPE)));
 }
 
 TEST(Handshake, SharedSecretAuthenticatesBothSides) {
@@ -759,16 +922,6 @@ TEST(Handshake, WrongSecretIsRefusedOnBothSides) {
 }
 
 // `call` throws `code`, naming `what` in its message.
-void expect_error(const std::function<void()>& call, StatusCode code, const std::string& what) {
-  try {
-    call();
-    ADD_FAILURE() << "passed; expected an error naming \"" << what << "\"";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-  }
-}
-
 TEST(Handshake, ARankOfAnotherJobIsRefusedBeforeAnyProof) {
   SocketPair sp;
   Credentials ours{{1, 2, 3, 4}, {7}}, theirs{{1, 2, 3, 4}, {8}};
