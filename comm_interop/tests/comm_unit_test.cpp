@@ -1302,6 +1302,216 @@ TEST(Transport, AMeshTimeoutNamesEachMissingRankOnce) {
       StatusCode::kDeadlineExceeded, "timed out waiting for connections from ranks 1 2");
 }
 
+// Rank 0's transport (checksums on, one socket per peer, no rings), with
+// rank 1 played by a test over that socket: the frames rank 0 reads are
+// whatever the test writes.
+struct HandPlayedRankOne {
+  HandPlayedRankOne() {
+    auto [listener, port] = listen_tcp("127.0.0.1", 0);
+    std::vector<PeerInfo> peers(2);
+    for (uint32_t r = 0; r < 2; ++r) {
+      peers[r].rank = r;
+      peers[r].address = "127.0.0.1";
+      peers[r].port = port;
+    }
+    TransportOptions options;
+    options.timeout_seconds = 10;
+    options.sockets_per_peer = 1;
+    options.shared_memory = false;
+    options.checksum = true;
+    std::thread rank0([&, fd = std::move(listener)]() mutable {
+      try {
+        transport = std::make_unique<Transport>(0, peers, std::move(fd), creds, options);
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+    socket = connect_tcp("127.0.0.1", port, Deadline(10), "rank 0", 1);
+    Hello hello;
+    hello.rank = 1;
+    hello.world = 2;
+    handshake_as_connector(socket.get(), hello, creds, Deadline(10), "rank 0");
+    // Set-up: neither a shared-memory ring nor an RDMA lane, offered and answered.
+    exchange(encode_shm_offer(ShmOffer{}), kShmOfferSize);
+    exchange(encode_shm_reply(false), kShmReplySize);
+    exchange(encode_rdma_offer(RdmaOffer{}), kRdmaOfferSize);
+    exchange(encode_rdma_reply(false), kRdmaReplySize);
+    rank0.join();
+  }
+  void exchange(const std::vector<uint8_t>& mine, size_t theirs) {
+    write_exact(socket.get(), mine.data(), mine.size(), Deadline(10), "test");
+    std::vector<uint8_t> bytes(theirs);
+    read_exact(socket.get(), bytes.data(), bytes.size(), Deadline(10), "test");
+  }
+  // Rank 1's frame `h` with `payload`, its source and size (and, unless
+  // `h` says otherwise, its checksum) filled in.
+  static std::string frame(FrameHeader h, const std::string& payload) {
+    h.source_rank = 1;
+    h.payload_bytes = payload.size();
+    if (h.flags & kFlagPayloadCrc && h.payload_crc == 0)
+      h.payload_crc = crc32c(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+    std::string bytes(kFrameHeaderSize, '\0');
+    encode_frame_header(h, reinterpret_cast<uint8_t*>(bytes.data()));
+    return bytes + payload;
+  }
+  void send(const std::string& bytes) {
+    write_exact(socket.get(), bytes.data(), bytes.size(), Deadline(10), "test");
+  }
+  FrameHeader receive_frame(std::string* payload = nullptr) {
+    uint8_t header[kFrameHeaderSize];
+    read_exact(socket.get(), header, sizeof header, Deadline(10), "test");
+    const FrameHeader h = parse_frame_header({header, sizeof header}, 0);
+    std::string bytes(h.payload_bytes, '\0');
+    read_exact(socket.get(), bytes.data(), bytes.size(), Deadline(10), "test");
+    if (payload) *payload = bytes;
+    return h;
+  }
+
+  const Credentials creds{{1, 2, 3, 4}, {}};
+  std::unique_ptr<Transport> transport;
+  Fd socket;
+};
+
+// The call every hand-played collective makes.
+CallSignature hand_played_call() {
+  CallSignature call;
+  call.collective = 1;
+  call.dtype = static_cast<uint8_t>(DType::kU8);
+  call.count = 8;
+  return call;
+}
+
+// Rank 0's next collective (its frames carry hand_played_call()).
+Plan collective_plan(Transport& transport, const char* name) {
+  Plan plan(FrameKind::kCollective, transport.next_collective_seq(), name);
+  plan.set_call(hand_played_call());
+  return plan;
+}
+
+// The header of rank 1's collective frame (seq, step 0, chunk 0) as rank 0's
+// plan expects it, checksummed.
+FrameHeader collective_frame(uint64_t seq) {
+  FrameHeader h;
+  h.seq = seq;
+  h.flags = kFlagPayloadCrc;
+  h.call = hand_played_call();
+  return h;
+}
+
+// What rank 1 sends decides how rank 0's receive of 8 bytes ends: a frame
+// that does not fit (another size, no checksum or a wrong one, a frame the
+// plan has no receive for, another call, a malformed header), an abort with
+// or without a reason, or the connection closed mid-frame or before it.
+TEST(Transport, WhatAPeerSendsInsteadOfTheExpectedFrameIsNamed) {
+  auto with = [](auto change) {
+    FrameHeader h = collective_frame(0);
+    change(h);
+    return h;
+  };
+  FrameHeader other_call = collective_frame(0);
+  other_call.call.count = 3;
+  FrameHeader abort;
+  abort.kind = FrameKind::kAbort;
+  const std::string eight = "12345678";
+  struct Case {
+    std::string sent;
+    bool close;
+    StatusCode code;
+    std::string what;
+  };
+  const Case cases[] = {
+      {HandPlayedRankOne::frame(collective_frame(0), "1234"), false, StatusCode::kDataCorruption,
+       "frame carries 4 bytes, expected 8"},
+      {HandPlayedRankOne::frame(with([](FrameHeader& h) { h.flags = 0; }), eight), false,
+       StatusCode::kFailedPrecondition, "POLYCHIP_COMM_CHECKSUM=1 here but the peer sends no"},
+      {HandPlayedRankOne::frame(with([](FrameHeader& h) { h.payload_crc = 1; }), eight), false,
+       StatusCode::kDataCorruption, "payload CRC32C mismatch (step 0, chunk 0)"},
+      {HandPlayedRankOne::frame(with([](FrameHeader& h) { h.step = 1; }), eight), false,
+       StatusCode::kDataCorruption, "unexpected frame (kind 1, seq 0, step 1, chunk 0)"},
+      {HandPlayedRankOne::frame(other_call, eight), false, StatusCode::kFailedPrecondition,
+       "collective #0: rank 1 called"},
+      {std::string(kFrameHeaderSize, 'x'), false, StatusCode::kDataCorruption,
+       "rejected a malformed frame"},
+      {HandPlayedRankOne::frame(abort, "its reason"), false, StatusCode::kAborted,
+       "the peer aborted: its reason"},
+      {HandPlayedRankOne::frame(abort, ""), false, StatusCode::kAborted, "the peer aborted"},
+      {HandPlayedRankOne::frame(abort, "its reason").substr(0, kFrameHeaderSize + 3), true,
+       StatusCode::kAborted, "the peer aborted: its"},
+      {HandPlayedRankOne::frame(collective_frame(0), eight).substr(0, kFrameHeaderSize + 3), true,
+       StatusCode::kUnavailable, "closed its connection in the middle of a frame"},
+      {HandPlayedRankOne::frame(collective_frame(0), eight).substr(0, 10), true,
+       StatusCode::kUnavailable, "closed its connection with 1 frames still expected"},
+      {"", true, StatusCode::kUnavailable, "closed its connection with 1 frames still expected"},
+  };
+  for (const Case& k : cases) {
+    HandPlayedRankOne one;
+    ASSERT_TRUE(one.transport);
+    Plan plan = collective_plan(*one.transport, "test");
+    uint8_t into[8];
+    plan.recv(1, 0, 0, into, sizeof into);
+    one.send(k.sent);
+    if (k.close) one.socket = Fd();
+    expect_error([&] { one.transport->run(plan); }, k.code, k.what);
+  }
+}
+
+// A frame rank 1 sends ahead waits for the plan it belongs to; a doorbell
+// is passed over; a status frame (rank 1 timed out) is answered with where
+// rank 0 waits; rank 0's frames carry their seq, chunk and checksum.
+TEST(Transport, AFrameAheadWaitsForItsPlanAndAStatusFrameIsAnswered) {
+  HandPlayedRankOne one;
+  ASSERT_TRUE(one.transport);
+  Transport& transport = *one.transport;
+  FrameHeader doorbell, status;
+  doorbell.kind = FrameKind::kDoorbell;
+  status.kind = FrameKind::kStatus;
+  status.step = static_cast<uint32_t>(WaitingIn::kCollective);
+  status.seq = 2;
+  status.call = hand_played_call();
+  char got[3][8];
+  auto received = [&](int i) { return std::string(got[i], sizeof got[i]); };
+  Plan first = collective_plan(transport, "first");
+  first.recv(1, 0, 0, got[0], 8);
+  one.send(HandPlayedRankOne::frame(doorbell, "") +
+           HandPlayedRankOne::frame(collective_frame(0), "aaaaaaaa") +
+           HandPlayedRankOne::frame(collective_frame(1), "bbbbbbbb"));
+  transport.run(first);
+  EXPECT_EQ(received(0), "aaaaaaaa");
+
+  Plan second = collective_plan(transport, "second");
+  second.recv(1, 0, 0, got[1], 8);
+  const std::string sent = "cccccccc";
+  second.send(1, 0, 1, sent.data(), sent.size());
+  transport.run(second);
+  EXPECT_EQ(received(1), "bbbbbbbb");
+  std::string payload;
+  const FrameHeader h = one.receive_frame(&payload);
+  EXPECT_EQ(h.kind, FrameKind::kCollective);
+  EXPECT_EQ(h.seq, 1u);
+  EXPECT_EQ(h.chunk, 1u);
+  EXPECT_EQ(payload, sent);
+  EXPECT_NE(h.flags & kFlagPayloadCrc, 0);
+  EXPECT_EQ(h.payload_crc, crc32c(reinterpret_cast<const uint8_t*>(sent.data()), sent.size()));
+
+  Plan third = collective_plan(transport, "third");
+  third.recv(1, 0, 0, got[2], 8);
+  std::thread rank0([&] {
+    try {
+      transport.run(third);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+  });
+  one.send(HandPlayedRankOne::frame(status, ""));
+  const FrameHeader answer = one.receive_frame();
+  EXPECT_EQ(answer.kind, FrameKind::kStatus);
+  EXPECT_EQ(answer.seq, 2u);
+  EXPECT_EQ(answer.step, static_cast<uint32_t>(WaitingIn::kCollective));
+  one.send(HandPlayedRankOne::frame(collective_frame(2), "dddddddd"));
+  rank0.join();
+  EXPECT_EQ(received(2), "dddddddd");
+}
+
 // Every listener is IPv4: an IPv6 literal as the store's or a rank's address
 // is refused naming the variable, not retried until the timeout.
 TEST(Bootstrap, IpV6LiteralAddressesAreRefusedNamingTheVariable) {
