@@ -815,12 +815,32 @@ TEST(Socket, APortLeftInTimeWaitIsListenedOnAgainAtOnce) {
   EXPECT_NO_THROW(listen_tcp("127.0.0.1", port));
 }
 
-// A listener inherited without close-on-exec is marked so once adopted.
-TEST(Socket, AnAdoptedListenerIsClosedOnExec) {
+// A listener inherited without close-on-exec is marked so once adopted; an
+// IPv6 listener on the same port number is not taken (every listener is IPv4).
+TEST(Socket, AnAdoptedListenerIsClosedOnExecAndIpV4) {
   auto [listener, port] = listen_tcp("127.0.0.1", 0);
   ASSERT_EQ(::fcntl(listener.get(), F_SETFD, 0), 0);
   Fd adopted = adopt_listening_socket(listener.release(), port, "POLYCHIP_COMM_STORE_FD");
   EXPECT_NE(::fcntl(adopted.get(), F_GETFD) & FD_CLOEXEC, 0);
+
+  Fd v6(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!v6.valid()) GTEST_SKIP() << "no IPv6 here";
+  sockaddr_in6 any{};
+  any.sin6_family = AF_INET6;
+  socklen_t size = sizeof any;
+  ASSERT_EQ(::bind(v6.get(), reinterpret_cast<sockaddr*>(&any), size), 0);
+  ASSERT_EQ(::listen(v6.get(), 1), 0);
+  ASSERT_EQ(::getsockname(v6.get(), reinterpret_cast<sockaddr*>(&any), &size), 0);
+  expect_error(
+      [&] { adopt_listening_socket(v6.get(), ntohs(any.sin6_port), "POLYCHIP_COMM_STORE_FD"); },
+      StatusCode::kFailedPrecondition, "not a TCP socket listening on port");
+}
+
+// An address whose connect() fails at once (no route) is retried, not
+// taken for a connection, until the deadline.
+TEST(Socket, AnAddressThatFailsAtOnceIsRetriedUntilTheDeadline) {
+  expect_error([] { connect_tcp("255.255.255.255", 9, Deadline(0.2), "nobody", 1); },
+               StatusCode::kDeadlineExceeded, "could not connect to nobody at 255.255.255.255:9");
 }
 
 // A peer refused only for a moment (it starts listening late) is connected
@@ -1510,6 +1530,84 @@ TEST(Transport, AFrameAheadWaitsForItsPlanAndAStatusFrameIsAnswered) {
   one.send(HandPlayedRankOne::frame(collective_frame(2), "dddddddd"));
   rank0.join();
   EXPECT_EQ(received(2), "dddddddd");
+}
+
+// A frame ahead of the plan that is larger than the inbox waits parked while
+// the plan still sends (its unread bytes keep the socket readable), and is
+// received whole by the plan it belongs to.
+TEST(Transport, AParkedFrameLargerThanTheInboxWaitsWhileThePlanStillSends) {
+  HandPlayedRankOne one;
+  ASSERT_TRUE(one.transport);
+  Transport& transport = *one.transport;
+  const std::string ahead(64 << 10, 'b');
+  one.send(HandPlayedRankOne::frame(collective_frame(0), "aaaaaaaa") +
+           HandPlayedRankOne::frame(collective_frame(1), ahead));
+  Plan first = collective_plan(transport, "first");
+  char got[8];
+  first.recv(1, 0, 0, got, sizeof got);
+  // More than the socket buffers hold: rank 0 sends it over many turns.
+  const std::vector<uint8_t> bulk(32 << 20, 0x11);
+  first.send(1, 0, 1, bulk.data(), bulk.size());
+  std::thread rank0([&] {
+    try {
+      transport.run(first);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+  });
+  std::string payload;
+  try {
+    EXPECT_EQ(one.receive_frame(&payload).payload_bytes, bulk.size());
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+  rank0.join();
+  EXPECT_EQ(std::string(got, sizeof got), "aaaaaaaa");
+  Plan second = collective_plan(transport, "second");
+  std::string received(ahead.size(), '\0');
+  second.recv(1, 0, 0, received.data(), received.size());
+  transport.run(second);
+  EXPECT_EQ(received, ahead);
+}
+
+// An abort whose reason straddles two reads of the inbox is read to its
+// end and no further: its reason is all the error says of it.
+TEST(Transport, AnAbortSplitAcrossReadsEndsWithItsWholeReason) {
+  HandPlayedRankOne one;
+  ASSERT_TRUE(one.transport);
+  FrameHeader abort, doorbell;
+  abort.kind = FrameKind::kAbort;
+  doorbell.kind = FrameKind::kDoorbell;
+  const std::string reason(4096, 'r');
+  // The first read fills the inbox: the data frame, the abort's header and
+  // 100 bytes of its reason.
+  const std::string data(SocketInbox::kCapacity - 2 * kFrameHeaderSize - 100, 'd');
+  one.send(HandPlayedRankOne::frame(collective_frame(0), data) +
+           HandPlayedRankOne::frame(abort, reason) + HandPlayedRankOne::frame(doorbell, ""));
+  Plan plan = collective_plan(*one.transport, "test");
+  std::string got(data.size(), '\0');
+  plan.recv(1, 0, 0, got.data(), got.size());
+  expect_error([&] { one.transport->run(plan); }, StatusCode::kAborted,
+               "the peer aborted: " + reason + " [rank 1");
+}
+
+// A peer that resets the connection (it closed with bytes unread) is named
+// as lost by the error recv() gave.
+TEST(Transport, AConnectionResetIsNamedAsTheReceiveThatFailed) {
+  HandPlayedRankOne one;
+  ASSERT_TRUE(one.transport);
+  Plan first = collective_plan(*one.transport, "first");
+  const std::string sent = "unread";
+  first.send(1, 0, 0, sent.data(), sent.size());
+  one.transport->run(first);
+  pollfd readable{one.socket.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&readable, 1, 10000), 1);
+  one.socket = Fd();  // with rank 0's frame unread: a reset
+  Plan second = collective_plan(*one.transport, "second");
+  char got[8];
+  second.recv(1, 0, 0, got, sizeof got);
+  expect_error([&] { one.transport->run(second); }, StatusCode::kUnavailable,
+               "receive failed: " + std::string(std::strerror(ECONNRESET)));
 }
 
 // Every listener is IPv4: an IPv6 literal as the store's or a rank's address
