@@ -1322,11 +1322,11 @@ TEST(Transport, AMeshTimeoutNamesEachMissingRankOnce) {
       StatusCode::kDeadlineExceeded, "timed out waiting for connections from ranks 1 2");
 }
 
-// Rank 0's transport (checksums on, one socket per peer, no rings), with
-// rank 1 played by a test over that socket: the frames rank 0 reads are
-// whatever the test writes.
+// Rank 0's transport (checksums on, one or two sockets per peer, no rings),
+// with rank 1 played by a test over those sockets: the frames rank 0 reads
+// are whatever the test writes.
 struct HandPlayedRankOne {
-  HandPlayedRankOne() {
+  explicit HandPlayedRankOne(int sockets_per_peer = 1) {
     auto [listener, port] = listen_tcp("127.0.0.1", 0);
     std::vector<PeerInfo> peers(2);
     for (uint32_t r = 0; r < 2; ++r) {
@@ -1336,7 +1336,7 @@ struct HandPlayedRankOne {
     }
     TransportOptions options;
     options.timeout_seconds = 10;
-    options.sockets_per_peer = 1;
+    options.sockets_per_peer = sockets_per_peer;
     options.shared_memory = false;
     options.checksum = true;
     std::thread rank0([&, fd = std::move(listener)]() mutable {
@@ -1346,17 +1346,23 @@ struct HandPlayedRankOne {
         ADD_FAILURE() << e.what();
       }
     });
-    socket = connect_tcp("127.0.0.1", port, Deadline(10), "rank 0", 1);
-    Hello hello;
-    hello.rank = 1;
-    hello.world = 2;
-    handshake_as_connector(socket.get(), hello, creds, Deadline(10), "rank 0");
+    socket = connect_as_rank_one(port, 0);
+    if (sockets_per_peer > 1) socket1 = connect_as_rank_one(port, 1);
     // Set-up: neither a shared-memory ring nor an RDMA lane, offered and answered.
     exchange(encode_shm_offer(ShmOffer{}), kShmOfferSize);
     exchange(encode_shm_reply(false), kShmReplySize);
     exchange(encode_rdma_offer(RdmaOffer{}), kRdmaOfferSize);
     exchange(encode_rdma_reply(false), kRdmaReplySize);
     rank0.join();
+  }
+  Fd connect_as_rank_one(uint16_t port, uint32_t socket_index) {
+    Fd fd = connect_tcp("127.0.0.1", port, Deadline(10), "rank 0", 1);
+    Hello hello;
+    hello.rank = 1;
+    hello.world = 2;
+    hello.socket_index = socket_index;
+    handshake_as_connector(fd.get(), hello, creds, Deadline(10), "rank 0");
+    return fd;
   }
   void exchange(const std::vector<uint8_t>& mine, size_t theirs) {
     write_exact(socket.get(), mine.data(), mine.size(), Deadline(10), "test");
@@ -1374,8 +1380,9 @@ struct HandPlayedRankOne {
     encode_frame_header(h, reinterpret_cast<uint8_t*>(bytes.data()));
     return bytes + payload;
   }
-  void send(const std::string& bytes) {
-    write_exact(socket.get(), bytes.data(), bytes.size(), Deadline(10), "test");
+  void send(const std::string& bytes, const Fd* on = nullptr) {
+    const int fd = on ? on->get() : socket.get();
+    write_exact(fd, bytes.data(), bytes.size(), Deadline(10), "test");
   }
   FrameHeader receive_frame(std::string* payload = nullptr) {
     uint8_t header[kFrameHeaderSize];
@@ -1389,7 +1396,7 @@ struct HandPlayedRankOne {
 
   const Credentials creds{{1, 2, 3, 4}, {}};
   std::unique_ptr<Transport> transport;
-  Fd socket;
+  Fd socket, socket1;  // socket 1: with two sockets per peer
 };
 
 // The call every hand-played collective makes.
@@ -1430,8 +1437,10 @@ TEST(Transport, WhatAPeerSendsInsteadOfTheExpectedFrameIsNamed) {
   };
   FrameHeader other_call = collective_frame(0);
   other_call.call.count = 3;
-  FrameHeader abort;
+  FrameHeader abort, placement;
   abort.kind = FrameKind::kAbort;
+  placement.kind = FrameKind::kPlacement;
+  const std::string offer(kPlacementOfferBytes, '\0');
   const std::string eight = "12345678";
   struct Case {
     std::string sent;
@@ -1459,6 +1468,10 @@ TEST(Transport, WhatAPeerSendsInsteadOfTheExpectedFrameIsNamed) {
        StatusCode::kAborted, "the peer aborted: its"},
       {HandPlayedRankOne::frame(collective_frame(0), eight).substr(0, kFrameHeaderSize + 3), true,
        StatusCode::kUnavailable, "closed its connection in the middle of a frame"},
+      {HandPlayedRankOne::frame(placement, offer).substr(0, kFrameHeaderSize + 3), true,
+       StatusCode::kUnavailable, "closed its connection in the middle of a frame"},
+      {HandPlayedRankOne::frame(placement, offer), false, StatusCode::kDataCorruption,
+       "placement offers from a peer this rank has no RDMA lane to"},
       {HandPlayedRankOne::frame(collective_frame(0), eight).substr(0, 10), true,
        StatusCode::kUnavailable, "closed its connection with 1 frames still expected"},
       {"", true, StatusCode::kUnavailable, "closed its connection with 1 frames still expected"},
@@ -1591,23 +1604,85 @@ TEST(Transport, AnAbortSplitAcrossReadsEndsWithItsWholeReason) {
                "the peer aborted: " + reason + " [rank 1");
 }
 
-// A peer that resets the connection (it closed with bytes unread) is named
-// as lost by the error recv() gave.
+// A peer that resets the connection (it closed with bytes unread), between
+// frames or inside one, is named as lost by the error recv() gave.
 TEST(Transport, AConnectionResetIsNamedAsTheReceiveThatFailed) {
+  const std::string frame = HandPlayedRankOne::frame(collective_frame(1), "12345678");
+  for (const std::string& before_reset : {std::string(), frame.substr(0, kFrameHeaderSize + 3)}) {
+    HandPlayedRankOne one;
+    ASSERT_TRUE(one.transport);
+    Plan first = collective_plan(*one.transport, "first");
+    const std::string sent = "unread";
+    first.send(1, 0, 0, sent.data(), sent.size());
+    one.transport->run(first);
+    pollfd readable{one.socket.get(), POLLIN, 0};
+    ASSERT_EQ(::poll(&readable, 1, 10000), 1);
+    one.send(before_reset);
+    one.socket = Fd();  // with rank 0's frame unread: a reset
+    Plan second = collective_plan(*one.transport, "second");
+    char got[8];
+    second.recv(1, 0, 0, got, sizeof got);
+    expect_error([&] { one.transport->run(second); }, StatusCode::kUnavailable,
+                 "receive failed: " + std::string(std::strerror(ECONNRESET)));
+  }
+}
+
+// A rank that lost a socket reads its others for an abort that says why,
+// but not past a later plan's frame parked on one of them.
+TEST(Transport, ALostSocketDoesNotReadPastAFrameParkedOnAnother) {
+  HandPlayedRankOne one(2);
+  ASSERT_TRUE(one.transport);
+  FrameHeader cut = collective_frame(0);
+  cut.chunk = 1;  // socket 1's
+  one.send(HandPlayedRankOne::frame(collective_frame(0), "aaaaaaaa") +
+           HandPlayedRankOne::frame(collective_frame(1), std::string(100, 'b')));
+  one.send(HandPlayedRankOne::frame(cut, "cccccccc").substr(0, kFrameHeaderSize + 3), &one.socket1);
+  one.socket1 = Fd();
+  Plan plan = collective_plan(*one.transport, "test");
+  char got[2][8];
+  plan.recv(1, 0, 0, got[0], 8);
+  plan.recv(1, 0, 1, got[1], 8);
+  expect_error([&] { one.transport->run(plan); }, StatusCode::kUnavailable,
+               "closed its connection in the middle of a frame");
+}
+
+// A reduced payload whose bytes come split inside an element is reduced
+// whole: rank 0 reads the first frame and 6 bytes of the second at once
+// and answers the first before the last 2 bytes are sent.
+TEST(Transport, AReducedPayloadSplitInsideAnElementIsReducedWhole) {
   HandPlayedRankOne one;
   ASSERT_TRUE(one.transport);
-  Plan first = collective_plan(*one.transport, "first");
-  const std::string sent = "unread";
-  first.send(1, 0, 0, sent.data(), sent.size());
-  one.transport->run(first);
-  pollfd readable{one.socket.get(), POLLIN, 0};
-  ASSERT_EQ(::poll(&readable, 1, 10000), 1);
-  one.socket = Fd();  // with rank 0's frame unread: a reset
-  Plan second = collective_plan(*one.transport, "second");
-  char got[8];
-  second.recv(1, 0, 0, got, sizeof got);
-  expect_error([&] { one.transport->run(second); }, StatusCode::kUnavailable,
-               "receive failed: " + std::string(std::strerror(ECONNRESET)));
+  Plan plan = collective_plan(*one.transport, "reduce");
+  char first[4];
+  const int first_task = plan.recv(1, 0, 0, first, sizeof first);
+  const float local[2] = {1, 2}, theirs[2] = {10, 20};
+  float sum[2] = {0, 0};
+  plan.recv_reduce(1, 0, 1, sum, local, sizeof sum, reduce_function(DType::kF32, ReduceOp::kSum),
+                   sizeof(float));
+  const char ack = 'k';
+  plan.after(plan.send(1, 0, 2, &ack, 1), first_task);
+  FrameHeader reduced = collective_frame(0);
+  reduced.chunk = 1;
+  const std::string second = HandPlayedRankOne::frame(
+      reduced, std::string(reinterpret_cast<const char*>(theirs), sizeof theirs));
+  one.send(HandPlayedRankOne::frame(collective_frame(0), "aaaa") +
+           second.substr(0, kFrameHeaderSize + 6));
+  std::thread rank0([&] {
+    try {
+      one.transport->run(plan);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+  });
+  try {
+    one.receive_frame();
+    one.send(second.substr(kFrameHeaderSize + 6));
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+  rank0.join();
+  EXPECT_EQ(sum[0], 11.0f);
+  EXPECT_EQ(sum[1], 22.0f);
 }
 
 // Every listener is IPv4: an IPv6 literal as the store's or a rank's address
