@@ -1628,22 +1628,67 @@ TEST(Transport, AConnectionResetIsNamedAsTheReceiveThatFailed) {
 }
 
 // A rank that lost a socket reads its others for an abort that says why,
-// but not past a later plan's frame parked on one of them.
+// but not past a later plan's frame parked on one of them. (Rank 0 answers
+// the frame before the parked one, and parks, before rank 1 cuts socket 1.)
 TEST(Transport, ALostSocketDoesNotReadPastAFrameParkedOnAnother) {
   HandPlayedRankOne one(2);
   ASSERT_TRUE(one.transport);
-  FrameHeader cut = collective_frame(0);
-  cut.chunk = 1;  // socket 1's
-  one.send(HandPlayedRankOne::frame(collective_frame(0), "aaaaaaaa") +
-           HandPlayedRankOne::frame(collective_frame(1), std::string(100, 'b')));
-  one.send(HandPlayedRankOne::frame(cut, "cccccccc").substr(0, kFrameHeaderSize + 3), &one.socket1);
-  one.socket1 = Fd();
   Plan plan = collective_plan(*one.transport, "test");
   char got[2][8];
-  plan.recv(1, 0, 0, got[0], 8);
+  const int first_task = plan.recv(1, 0, 0, got[0], 8);
   plan.recv(1, 0, 1, got[1], 8);
-  expect_error([&] { one.transport->run(plan); }, StatusCode::kUnavailable,
-               "closed its connection in the middle of a frame");
+  const char ack = 'k';
+  plan.after(plan.send(1, 0, 2, &ack, 1), first_task);
+  one.send(HandPlayedRankOne::frame(collective_frame(0), "aaaaaaaa") +
+           HandPlayedRankOne::frame(collective_frame(1), std::string(100, 'b')));
+  std::thread rank0([&] {
+    expect_error([&] { one.transport->run(plan); }, StatusCode::kUnavailable,
+                 "closed its connection in the middle of a frame");
+  });
+  FrameHeader cut = collective_frame(0);
+  cut.chunk = 1;  // socket 1's
+  try {
+    one.receive_frame();
+    one.send(HandPlayedRankOne::frame(cut, "cccccccc").substr(0, kFrameHeaderSize + 3),
+             &one.socket1);
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+  one.socket1 = Fd();
+  rank0.join();
+}
+
+// A peer that hangs up on a socket that owes nothing to the plan is lost all
+// the same while that socket is busy: a header begun on it, or a send of
+// this rank's still running (the peer reads on, its half of the socket shut).
+TEST(Transport, APeerThatHangsUpOnABusySocketIsLostAtOnce) {
+  {
+    HandPlayedRankOne one(2);
+    ASSERT_TRUE(one.transport);
+    one.send(HandPlayedRankOne::frame(collective_frame(0), "").substr(0, 10), &one.socket1);
+    one.socket1 = Fd();
+    Plan plan = collective_plan(*one.transport, "header begun");
+    char got[8];
+    plan.recv(1, 0, 0, got, sizeof got);
+    expect_error([&] { one.transport->run(plan); }, StatusCode::kUnavailable,
+                 "closed its connection with 0 frames still expected");
+  }
+  HandPlayedRankOne one;
+  ASSERT_TRUE(one.transport);
+  ASSERT_EQ(::shutdown(one.socket.get(), SHUT_WR), 0);
+  Plan plan = collective_plan(*one.transport, "sending");
+  const std::vector<uint8_t> bulk(32 << 20, 0x22);  // more than the socket buffers hold
+  plan.send(1, 0, 0, bulk.data(), bulk.size());
+  std::thread rank0([&] {
+    expect_error([&] { one.transport->run(plan); }, StatusCode::kUnavailable,
+                 "closed its connection with 0 frames still expected");
+  });
+  try {
+    one.receive_frame();
+  } catch (const Error&) {
+    // rank 0 gave up in the middle of the frame
+  }
+  rank0.join();
 }
 
 // A reduced payload whose bytes come split inside an element is reduced
