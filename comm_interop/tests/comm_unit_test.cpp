@@ -1326,7 +1326,7 @@ TEST(Transport, AMeshTimeoutNamesEachMissingRankOnce) {
 // with rank 1 played by a test over those sockets: the frames rank 0 reads
 // are whatever the test writes.
 struct HandPlayedRankOne {
-  explicit HandPlayedRankOne(int sockets_per_peer = 1) {
+  explicit HandPlayedRankOne(int sockets_per_peer = 1, double timeout_seconds = 10) {
     auto [listener, port] = listen_tcp("127.0.0.1", 0);
     std::vector<PeerInfo> peers(2);
     for (uint32_t r = 0; r < 2; ++r) {
@@ -1335,7 +1335,7 @@ struct HandPlayedRankOne {
       peers[r].port = port;
     }
     TransportOptions options;
-    options.timeout_seconds = 10;
+    options.timeout_seconds = timeout_seconds;
     options.sockets_per_peer = sockets_per_peer;
     options.shared_memory = false;
     options.checksum = true;
@@ -1689,6 +1689,22 @@ TEST(Transport, APeerThatHangsUpOnABusySocketIsLostAtOnce) {
     // rank 0 gave up in the middle of the frame
   }
   rank0.join();
+}
+
+// A timeout names the collective rank 1 entered (it sent one of its two
+// frames) and stopped sending in; it did not leave it.
+TEST(Transport, ATimeoutSaysThePeerEnteredTheCollectiveItStoppedSendingIn) {
+  HandPlayedRankOne one(1, 1.0);
+  ASSERT_TRUE(one.transport);
+  Plan plan = collective_plan(*one.transport, "test");
+  char got[2][8];
+  plan.recv(1, 0, 0, got[0], 8);
+  plan.recv(1, 0, 1, got[1], 8);
+  one.send(HandPlayedRankOne::frame(collective_frame(0), "aaaaaaaa"));
+  ::testing::internal::CaptureStderr();  // the hang's JSON view
+  expect_error([&] { one.transport->run(plan); }, StatusCode::kDeadlineExceeded,
+               "it entered test #0 and stopped sending (missing-exit");
+  (void)::testing::internal::GetCapturedStderr();
 }
 
 // A reduced payload whose bytes come split inside an element is reduced
