@@ -1658,6 +1658,27 @@ TEST(Transport, ALostSocketDoesNotReadPastAFrameParkedOnAnother) {
   rank0.join();
 }
 
+// A peer that reset one socket said why on another: a send that finds the
+// reset (before anything is read) ends with that reason, not the reset.
+TEST(Transport, AnAbortOnAnotherSocketSaysWhyAPeerResetOne) {
+  HandPlayedRankOne one(2);
+  ASSERT_TRUE(one.transport);
+  const std::string sent = "unread";
+  Plan first = collective_plan(*one.transport, "first");
+  first.send(1, 0, 1, sent.data(), sent.size());  // chunk 1: socket 1
+  one.transport->run(first);
+  pollfd readable{one.socket1.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&readable, 1, 10000), 1);
+  FrameHeader abort;
+  abort.kind = FrameKind::kAbort;
+  one.send(HandPlayedRankOne::frame(abort, "rank 1 failed: its reason"));
+  one.socket1 = Fd();  // with rank 0's frame unread: a reset
+  Plan second = collective_plan(*one.transport, "second");
+  second.send(1, 0, 1, sent.data(), sent.size());
+  expect_error([&] { one.transport->run(second); }, StatusCode::kAborted,
+               "the peer aborted: rank 1 failed: its reason");
+}
+
 // A peer that hangs up on a socket that owes nothing to the plan is lost all
 // the same while that socket is busy: a header begun on it, or a send of
 // this rank's still running (the peer reads on, its half of the socket shut).
