@@ -772,22 +772,25 @@ TEST(Deadline, ACancellableDeadlineWaitsInShortSlicesAndEndsWhenCancelled) {
 }
 
 // What the socket helpers promise of the descriptors they return: a
-// connection is blocking until set otherwise, bulk sockets send at once
-// (TCP_NODELAY), each end names its address, a listener on "" takes any.
+// connection is blocking until set otherwise (and no other descriptor's
+// flags change), bulk sockets send at once (TCP_NODELAY), each end names
+// its address, a listener on "" takes any.
 TEST(Socket, LoopbackConnectionsAreBlockingUntilToldAndNameTheirEnds) {
   auto [listener, port] = listen_tcp("127.0.0.1", 0);
   EXPECT_NE(port, 0);
   EXPECT_EQ(local_address(listener.get()), "127.0.0.1");
   EXPECT_EQ(peer_address(listener.get()), "?") << "a listener has no peer";
+  const int stdout_flags = ::fcntl(STDOUT_FILENO, F_GETFL);
   Fd client = connect_tcp("127.0.0.1", port, Deadline(10), "the test listener", 0);
   Fd server = accept_tcp(listener.get());
+  EXPECT_EQ(::fcntl(STDOUT_FILENO, F_GETFL), stdout_flags);
   EXPECT_EQ(::fcntl(client.get(), F_GETFL) & O_NONBLOCK, 0);
   EXPECT_EQ(local_address(client.get()), "127.0.0.1");
   EXPECT_EQ(peer_address(server.get()), "127.0.0.1");
-  set_nonblocking(client.get(), true);
-  EXPECT_NE(::fcntl(client.get(), F_GETFL) & O_NONBLOCK, 0);
-  set_nonblocking(client.get(), false);
-  EXPECT_EQ(::fcntl(client.get(), F_GETFL) & O_NONBLOCK, 0);
+  set_nonblocking(server.get(), true);
+  EXPECT_NE(::fcntl(server.get(), F_GETFL) & O_NONBLOCK, 0);
+  set_nonblocking(server.get(), false);
+  EXPECT_EQ(::fcntl(server.get(), F_GETFL) & O_NONBLOCK, 0);
   tune_bulk_socket(server.get());
   int nodelay = 0;
   socklen_t size = sizeof nodelay;
