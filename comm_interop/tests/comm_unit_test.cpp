@@ -1304,16 +1304,23 @@ TEST(Handshake, AnotherServiceOnThePortIsNamedByItsAnswer) {
   web_server.join();
 }
 
-// A rank whose higher peers never connect names each of them once, however
-// many sockets it waited for from each.
-TEST(Transport, AMeshTimeoutNamesEachMissingRankOnce) {
-  auto [listener, port] = listen_tcp("127.0.0.1", 0);
-  std::vector<PeerInfo> peers(3);
-  for (uint32_t r = 0; r < 3; ++r) {
+// `world` ranks' records, each listening on loopback `port` (one listener:
+// rank 0's, the others played by the test).
+std::vector<PeerInfo> loopback_peers(uint32_t world, uint16_t port) {
+  std::vector<PeerInfo> peers(world);
+  for (uint32_t r = 0; r < world; ++r) {
     peers[r].rank = r;
     peers[r].address = "127.0.0.1";
     peers[r].port = port;
   }
+  return peers;
+}
+
+// A rank whose higher peers never connect names each of them once, however
+// many sockets it waited for from each.
+TEST(Transport, AMeshTimeoutNamesEachMissingRankOnce) {
+  auto [listener, port] = listen_tcp("127.0.0.1", 0);
+  const std::vector<PeerInfo> peers = loopback_peers(3, port);
   TransportOptions quick;
   quick.timeout_seconds = 0.3;
   quick.sockets_per_peer = 2;
@@ -1331,12 +1338,7 @@ TEST(Transport, AMeshTimeoutNamesEachMissingRankOnce) {
 struct HandPlayedRankOne {
   explicit HandPlayedRankOne(int sockets_per_peer = 1, double timeout_seconds = 10) {
     auto [listener, port] = listen_tcp("127.0.0.1", 0);
-    std::vector<PeerInfo> peers(2);
-    for (uint32_t r = 0; r < 2; ++r) {
-      peers[r].rank = r;
-      peers[r].address = "127.0.0.1";
-      peers[r].port = port;
-    }
+    const std::vector<PeerInfo> peers = loopback_peers(2, port);
     TransportOptions options;
     options.timeout_seconds = timeout_seconds;
     options.sockets_per_peer = sockets_per_peer;
