@@ -110,18 +110,18 @@ void wait_for_an_exit(const std::vector<Fd>& pidfds, const std::vector<bool>& do
   ::poll(watched.data(), watched.size(), timeout_ms);  // EINTR: the caller looks again
 }
 
-// Waits for every rank. The first rank to fail decides the job's exit code;
-// ranks still running `grace_seconds` later are waiting on it (in the store,
-// the mesh connect or a collective) and are killed, with one line naming the
-// failed rank, as mpirun and torchrun do. A signal the launcher receives is
-// passed to every rank (a second one, or `grace_seconds` without their end,
-// kills them) and returned as `received_signal`.
 // Kills and reaps the ranks started before a failure to start the next.
 void end_ranks(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids) ::kill(pid, SIGKILL);
   for (pid_t pid : pids) ::waitpid(pid, nullptr, 0);
 }
 
+// Waits for every rank. The first rank to fail decides the job's exit code;
+// ranks still running `grace_seconds` later are waiting on it (in the store,
+// the mesh connect or a collective) and are killed, with one line naming the
+// failed rank, as mpirun and torchrun do. A signal the launcher receives is
+// passed to every rank (a second one, or `grace_seconds` without their end,
+// kills them) and returned as `received_signal`.
 int supervise_ranks(const std::vector<pid_t>& pids, double grace_seconds, SignalForwarding& signals,
                     int& received_signal) {
   size_t alive = pids.size();
