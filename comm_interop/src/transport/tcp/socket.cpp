@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "polychip/error.hpp"
@@ -131,6 +132,8 @@ Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* res = nullptr;
     int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+    // Freed on every way out: the return, the refusal out of files, the retry.
+    const std::unique_ptr<addrinfo, void (*)(addrinfo*)> resolved(res, ::freeaddrinfo);
     if (rc != 0) {
       last_error = std::string("getaddrinfo: ") + gai_strerror(rc);
     } else {
@@ -162,12 +165,10 @@ Fd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
         }
         if (c == 0) {
           set_nonblocking(fd.get(), false);
-          ::freeaddrinfo(res);
           return fd;
         }
         last_error = errno_text(errno);
       }
-      ::freeaddrinfo(res);
     }
     if (!noticed && Clock::now() >= notice_at && !deadline.expired()) {
       noticed = true;
