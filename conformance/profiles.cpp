@@ -22,9 +22,9 @@ nlohmann::json read_profiles(const std::string& path) {
   std::string text = kBuiltinProfilesJson;
   if (!path.empty()) {
     try {
-      text = read_whole_file(path);
-    } catch (const Error& e) {
-      throw Error(StatusCode::kInvalidArgument, "profiles file: " + e.message());
+      text = read_whole_file(path, "profiles file");
+    } catch (const Error& e) {  // a usage error, whatever the file's trouble
+      throw Error(StatusCode::kInvalidArgument, e.message());
     }
   }
   try {

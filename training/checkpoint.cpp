@@ -17,18 +17,10 @@ constexpr const char* kTrainingStateSchema = "polychip.training_state/1";
   throw Error(StatusCode::kDataCorruption, "training checkpoint: " + what);
 }
 
-std::string read_checkpoint_file(const std::string& path) {
-  try {
-    return read_whole_file(path);
-  } catch (const Error& e) {
-    throw e.annotate("training checkpoint");
-  }
-}
-
 // A checkpoint's safetensors file; a damaged one is named in the refusal
 // (a checkpoint holds two).
 SafetensorsFile read_safetensors(const std::string& path) {
-  const std::string file = read_checkpoint_file(path);
+  const std::string file = read_whole_file(path, "training checkpoint");
   try {
     return decode_safetensors(file);
   } catch (const Error& e) {
@@ -125,8 +117,8 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer) {
 }
 
 TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) {
-  const nlohmann::json run =
-      nlohmann::json::parse(read_checkpoint_file(dir + "/training_state.json"), nullptr, false);
+  const nlohmann::json run = nlohmann::json::parse(
+      read_whole_file(dir + "/training_state.json", "training checkpoint"), nullptr, false);
   if (run.is_discarded()) corrupt(dir + "/training_state.json is not JSON");
   if (!run.is_object() || run.value("schema", nlohmann::json()) != kTrainingStateSchema ||
       !run.contains("config") || !run["config"].is_object() || !run.contains("history") ||

@@ -148,12 +148,7 @@ void write_trace(const std::string& path, const ReferenceTrace& trace) {
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {
-  std::string text;
-  try {
-    text = read_whole_file(path);
-  } catch (const Error& e) {
-    throw e.annotate(what);
-  }
+  const std::string text = read_whole_file(path, what);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

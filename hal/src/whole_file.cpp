@@ -11,14 +11,15 @@
 
 namespace polychip {
 
-std::string read_whole_file(const std::string& path) {
+std::string read_whole_file(const std::string& path, const std::string& what) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    throw_error(StatusCode::kNotFound, "cannot open " + path + ": " + std::strerror(errno));
+    throw_error(StatusCode::kNotFound,
+                what + ": cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
-    throw_error(StatusCode::kInvalidArgument, path + " is a folder, not a file");
+    throw_error(StatusCode::kInvalidArgument, what + ": " + path + " is a folder, not a file");
   }
   std::string bytes;
   char chunk[1 << 16];
@@ -31,7 +32,8 @@ std::string read_whole_file(const std::string& path) {
     } else if (errno != EINTR) {
       const int err = errno;
       ::close(fd);
-      throw_error(StatusCode::kUnavailable, "cannot read " + path + ": " + std::strerror(err));
+      throw_error(StatusCode::kUnavailable,
+                  what + ": cannot read " + path + ": " + std::strerror(err));
     }
   }
   ::close(fd);

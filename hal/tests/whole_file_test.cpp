@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 // "CODE: message" of what read_whole_file threw, or "read".
 std::string outcome(const std::string& path) {
   try {
-    read_whole_file(path);
+    read_whole_file(path, "a test file");
   } catch (const Error& e) {
     return status_code_name(static_cast<int32_t>(e.code())) + ": " + e.message();
   }
@@ -34,15 +34,16 @@ TEST(WholeFile, ReadsEveryByteAndNamesWhatCannotBeRead) {
   std::string bytes(200000, '\0');  // several read() chunks, NUL bytes kept
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
   std::ofstream(path, std::ios::binary) << bytes;
-  EXPECT_EQ(read_whole_file(path), bytes);
+  EXPECT_EQ(read_whole_file(path, "a test file"), bytes);
   std::ofstream(path, std::ios::trunc).close();
-  EXPECT_EQ(read_whole_file(path), "");
+  EXPECT_EQ(read_whole_file(path, "a test file"), "");
   EXPECT_EQ(outcome(dir.string()),
-            "INVALID_ARGUMENT: " + dir.string() + " is a folder, not a file");
-  EXPECT_EQ(outcome((dir / "none").string()),
-            "NOT_FOUND: cannot open " + (dir / "none").string() + ": No such file or directory");
+            "INVALID_ARGUMENT: a test file: " + dir.string() + " is a folder, not a file");
+  EXPECT_EQ(outcome((dir / "none").string()), "NOT_FOUND: a test file: cannot open " +
+                                                  (dir / "none").string() +
+                                                  ": No such file or directory");
   EXPECT_EQ(outcome("/proc/self/mem"),
-            "UNAVAILABLE: cannot read /proc/self/mem: Input/output error");
+            "UNAVAILABLE: a test file: cannot read /proc/self/mem: Input/output error");
   fs::remove_all(dir);
 }
 

@@ -14,12 +14,7 @@ void throw_bad_data_file(std::string_view kind, const std::string& origin, const
 }
 
 nlohmann::json read_json_data_file(std::string_view kind, const std::string& path) {
-  std::string text;
-  try {
-    text = read_whole_file(path);
-  } catch (const Error& e) {
-    throw e.annotate(fmt::format("{} file", kind));
-  }
+  const std::string text = read_whole_file(path, fmt::format("{} file", kind));
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

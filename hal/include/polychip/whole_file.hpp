@@ -7,9 +7,10 @@
 
 namespace polychip {
 
-// The file's bytes. Throws Error: NOT_FOUND "cannot open PATH: <why>" where it
+// The file's bytes. Throws Error, its message starting "WHAT: " (what the
+// file is, e.g. "waivers file"): NOT_FOUND "cannot open PATH: <why>" where it
 // cannot be opened, INVALID_ARGUMENT "PATH is a folder, not a file",
-// UNAVAILABLE "cannot read PATH: <why>". Callers annotate() with what it is.
-std::string read_whole_file(const std::string& path);
+// UNAVAILABLE "cannot read PATH: <why>".
+std::string read_whole_file(const std::string& path, const std::string& what);
 
 }  // namespace polychip
