@@ -10,6 +10,7 @@
 
 #include "checkpoint.hpp"
 #include "data_parallel.hpp"
+#include "polychip/atomic_file.hpp"
 #include "polychip/comm/bootstrap.hpp"
 #include "polychip/comm/communicator.hpp"
 #include "polychip/comm/local_launcher.hpp"
@@ -50,16 +51,8 @@ TrainConfig checked_config(const TrainRunOptions& options) {
   if (ec)
     throw Error(StatusCode::kInvalidArgument,
                 "--out '" + options.out_dir + "': cannot create the folder: " + ec.message());
-  if (!options.record_reference.empty()) {
-    const std::filesystem::path folder =
-        std::filesystem::path(options.record_reference).parent_path();
-    if (!std::filesystem::is_directory(folder.empty() ? "." : folder))
-      throw Error(StatusCode::kInvalidArgument, "--record-reference '" + options.record_reference +
-                                                    "': no folder '" + folder.string() + "'");
-    if (std::filesystem::is_directory(options.record_reference))
-      throw Error(StatusCode::kInvalidArgument, "--record-reference '" + options.record_reference +
-                                                    "' is a folder: name the trace's file");
-  }
+  if (!options.record_reference.empty())
+    check_file_destination("--record-reference", options.record_reference, "the trace's file");
   if (!options.record_reference.empty() &&
       (options.resume || options.learning_rate || options.seed))
     throw Error(StatusCode::kInvalidArgument,

@@ -23,6 +23,18 @@ namespace {
 
 }  // namespace
 
+void check_file_destination(const std::string& option, const std::string& path,
+                            const std::string& file_role) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(path).parent_path();
+  if (!fs::is_directory(folder.empty() ? "." : folder))
+    throw_error(StatusCode::kInvalidArgument,
+                option + " '" + path + "': no folder '" + folder.string() + "'");
+  if (fs::is_directory(path))
+    throw_error(StatusCode::kInvalidArgument,
+                option + " '" + path + "' is a folder: name " + file_role);
+}
+
 void write_file_atomically(const std::string& path, std::string_view contents) {
   namespace fs = std::filesystem;
   const fs::path target(path);

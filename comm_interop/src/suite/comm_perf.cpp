@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -226,8 +225,9 @@ constexpr size_t kMaxSizes = 10000;
 // hold four times over are refused before the kernel's out-of-memory killer
 // ends a rank mid-job with a bare SIGKILL.
 void check_host_memory(const PerfOptions& o, int np) {
-  const std::vector<uint64_t> sizes = sizes_to_run(o);
-  const uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  // (a range always ends at --max-bytes)
+  const uint64_t largest =
+      o.sizes.empty() ? o.max_bytes : *std::max_element(o.sizes.begin(), o.sizes.end());
   const double needed = 4.0 * np * (static_cast<double>(largest) + o.offset_bytes);
   const uint64_t available = available_host_memory();
   if (available == 0 || needed <= static_cast<double>(available)) return;
@@ -287,15 +287,7 @@ void validate(const PerfOptions& o) {
     check_host_memory(o, *o.np);
     // Rank 0 writes it at the end (here, on this host): a run is not spent
     // to learn that it cannot be written.
-    if (!o.json_path.empty()) {
-      const std::filesystem::path folder = std::filesystem::path(o.json_path).parent_path();
-      if (!std::filesystem::is_directory(folder.empty() ? "." : folder))
-        throw_error(StatusCode::kInvalidArgument,
-                    "--json '" + o.json_path + "': no folder '" + folder.string() + "'");
-      if (std::filesystem::is_directory(o.json_path))
-        throw_error(StatusCode::kInvalidArgument,
-                    "--json '" + o.json_path + "' is a folder: name the results file");
-    }
+    if (!o.json_path.empty()) check_file_destination("--json", o.json_path, "the results file");
     // Every named device exists, so no rank starts only to fail alone.
     const auto specs =
         o.devices.empty() ? std::vector<std::string>{} : rank_device_list(o.devices, "--devices");
