@@ -7,10 +7,12 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "comm_certify.hpp"
 #include "coverage.hpp"
 #include "device_targets.hpp"
+#include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 #include "precision/oracle/oracle.hpp"
@@ -19,6 +21,9 @@
 #include "supervisor.hpp"
 #include "tolerance.hpp"
 #include "worker.hpp"
+#if POLYCHIP_HAVE_NVIDIA_REFERENCE
+#include "trace_recording.hpp"
+#endif
 
 namespace polychip::conformance {
 namespace {
@@ -26,6 +31,51 @@ namespace {
 int usage_error(const std::string& message) {
   fmt::print(stderr, "polychip certify: {}\n", message);
   return 2;
+}
+
+// --record-nvidia-trace records one device (a trace is one device's
+// outputs) into a file that can be written; refused before anything runs.
+int check_trace_recording(const CertifyOptions& o, const std::vector<std::string>& targets) {
+  if (o.record_trace_path.empty()) return 0;
+#if !POLYCHIP_HAVE_NVIDIA_REFERENCE
+  return usage_error("--record-nvidia-trace needs reference/, which this build leaves out");
+#endif
+  if (targets.size() != 1)
+    return usage_error(fmt::format(
+        "--record-nvidia-trace records one device, and --adapters gives {} ({}): name one, "
+        "e.g. cuda:0",
+        targets.size(), fmt::join(targets, ", ")));
+  try {
+    check_file_destination("--record-nvidia-trace", o.record_trace_path, "the trace file");
+  } catch (const Error& e) {
+    return usage_error(e.message());
+  }
+  return 0;
+}
+
+// Writes the trace of the one device run; 3 when it cannot be written.
+int write_recorded_trace(const CertifyOptions& o, const SuiteRun& suite) {
+  if (o.record_trace_path.empty() || suite.adapters.empty()) return 0;
+#if POLYCHIP_HAVE_NVIDIA_REFERENCE
+  const AdapterRun& run = suite.adapters.front();
+  if (run.fatal) return 0;  // reported with the results
+  try {
+    reference::TraceStore store = recorded_trace(run, POLYCHIP_VERSION);
+    store.write(o.record_trace_path);
+    const std::string type = run.info.value("device_type", "");
+    fmt::print(stderr, "certify: recorded the outputs of {} of {} cases in {}: {}\n", store.size(),
+               run.records.size(), o.record_trace_path, store.provenance().to_string());
+    if (!type.starts_with("nvidia."))
+      fmt::print(stderr,
+                 "certify: warning: {}'s device type is {}, not nvidia.*: the trace's "
+                 "provenance names it, but it is no NVIDIA reference\n",
+                 run.name, type);
+  } catch (const Error& e) {
+    fmt::print(stderr, "polychip certify: --record-nvidia-trace: {}\n", e.message());
+    return 3;
+  }
+#endif
+  return 0;
 }
 
 }  // namespace
@@ -50,6 +100,7 @@ int run_certify(const CertifyOptions& given) {
     return usage_error(e.message());
   }
   if (o.suite == "comm") return run_comm_certify(o);
+  if (int refused = check_trace_recording(o, targets)) return refused;
   SuiteRun suite;
   std::vector<precision::CaseSpec> cases;
   CertificationProfile profile;
@@ -102,13 +153,15 @@ int run_certify(const CertifyOptions& given) {
     run.missing_required = enforce_profile(profile, run.records);
     suite.adapters.push_back(std::move(run));
   }
+  const int trace_status = write_recorded_trace(o, suite);
   suite.references = {
       {"oracle", "float64 oracle (precision/oracle)"},
       {"nvidia", "NVIDIA emulation on the CPU (reference/): emulated, not measured"}};
   suite.run_fields = {{"profile", profile.name}, {"coverage", coverage}};
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return write_and_report(o, build_results(o, suite, seconds));
+  const int status = write_and_report(o, build_results(o, suite, seconds));
+  return trace_status ? trace_status : status;
 }
 
 }  // namespace polychip::conformance

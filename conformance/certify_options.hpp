@@ -27,6 +27,9 @@ struct CertifyOptions {
   // --suite training: the reference trace ("" = the shipped one) and the tier.
   std::string reference_path;
   std::string tier = "cross-vendor";
+  // --suite precision: record the device's outputs of every clean case as a
+  // reference trace (schema polychip.nvidia_trace/1) in this file.
+  std::string record_trace_path;
 };
 
 struct WorkerOptions {
@@ -37,6 +40,7 @@ struct WorkerOptions {
   int result_fd = 3;  // JSON lines go here
   std::string tolerances_path;
   std::string waivers_path;
+  bool keep_device_outputs = false;  // send each case's outputs with its record
 };
 
 }  // namespace polychip::conformance

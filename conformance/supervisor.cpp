@@ -71,6 +71,7 @@ class Worker {
     if (o.case_id) args.insert(args.end(), {"--case", *o.case_id});
     if (!o.tolerances_path.empty()) args.insert(args.end(), {"--tolerances", o.tolerances_path});
     if (!o.waivers_path.empty()) args.insert(args.end(), {"--waivers", o.waivers_path});
+    if (!o.record_trace_path.empty()) args.push_back("--keep-device-outputs");
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -103,12 +104,16 @@ class Worker {
   std::optional<std::string> read_line(Clock::time_point deadline, bool& timed_out) {
     timed_out = false;
     while (true) {
-      size_t nl = buffer_.find('\n');
+      // From where the last search stopped: a case's device outputs can make
+      // a line of megabytes, read 64 KiB at a time.
+      size_t nl = buffer_.find('\n', searched_);
       if (nl != std::string::npos) {
         std::string line = buffer_.substr(0, nl);
         buffer_.erase(0, nl + 1);
+        searched_ = 0;
         return line;
       }
+      searched_ = buffer_.size();
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) {
         timed_out = true;
@@ -147,6 +152,7 @@ class Worker {
  private:
   pid_t pid_ = -1;
   int fd_ = -1;
+  size_t searched_ = 0;  // buffer_ before this holds no newline
   std::string buffer_;
   std::string status_;
 };
@@ -178,6 +184,7 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
     if (progress) progress(adapter, index, cases.size(), run.records[index]);
   };
   run.records.assign(cases.size(), nullptr);
+  run.device_outputs.assign(cases.size(), nullptr);
 
   size_t next = 0;
   int stalls = 0;  // worker starts in a row that finished no case
@@ -251,7 +258,10 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
         deadline = current_started + timeout;
       } else if (event == "case") {
         size_t index = ev["index"].get<size_t>();
-        if (index < cases.size()) record_case(index, ev["record"]);
+        if (index < cases.size()) {
+          if (ev.contains("device_outputs")) run.device_outputs[index] = ev["device_outputs"];
+          record_case(index, ev["record"]);
+        }
         current = kNoCase;
         next = index + 1;
         deadline = Clock::now() + timeout;

@@ -23,6 +23,9 @@ struct AdapterRun {
   std::string name;                     // as requested ("cpu", "sim.bf16acc")
   nlohmann::json info;                  // the worker's hello: version, abi, device type, patches
   std::vector<nlohmann::json> records;  // one per case, in case order
+  // With CertifyOptions::record_trace_path: each case's device outputs as
+  // a trace record (trace_recording.hpp), null where the case kept none.
+  std::vector<nlohmann::json> device_outputs;
   int worker_starts = 0;
   double seconds = 0;                // wall time spent certifying this adapter
   std::optional<std::string> fatal;  // the adapter could not be certified at all

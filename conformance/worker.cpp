@@ -18,6 +18,9 @@
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 #include "references.hpp"
+#if POLYCHIP_HAVE_NVIDIA_REFERENCE
+#include "trace_recording.hpp"
+#endif
 
 namespace polychip::conformance {
 namespace {
@@ -126,13 +129,19 @@ int run_worker(const WorkerOptions& o) {
     ctx.waivers = &waivers;
     ctx.adapter = o.adapter;
     ctx.repro_prefix = repro_prefix(o.adapter);
+    ctx.keep_device_outputs = o.keep_device_outputs;
     emit(fd, {{"event", "hello"},
               {"adapter", adapter_json(runtime, device, o.adapter)},
               {"cases", cases.size()}});
     for (size_t i = o.first; i < cases.size(); ++i) {
       emit(fd, {{"event", "begin"}, {"index", i}, {"id", precision::case_id(cases[i])}});
       auto outcome = precision::run_case(cases[i], ctx);
-      emit(fd, {{"event", "case"}, {"index", i}, {"record", outcome.record}});
+      nlohmann::json event = {{"event", "case"}, {"index", i}, {"record", outcome.record}};
+#if POLYCHIP_HAVE_NVIDIA_REFERENCE
+      if (!outcome.device_outputs.empty())
+        event["device_outputs"] = device_outputs_json(cases[i], std::move(outcome.device_outputs));
+#endif
+      emit(fd, event);
     }
     emit(fd, {{"event", "done"}});
     return 0;

@@ -126,6 +126,68 @@ const TraceRecord* TraceStore::find(const TraceKey& key) const {
   return it == index_.end() ? nullptr : &records_[it->second];
 }
 
+json trace_record_to_json(const TraceRecord& record) {
+  json outputs = json::array();
+  for (const auto& out : record.outputs) {
+    std::vector<uint8_t> bytes = to_bytes(out);
+    outputs.push_back({{"dtype", dtype_name(out.dtype)},
+                       {"shape", out.shape},
+                       {"encoding", "base64-le"},
+                       {"fnv1a64", fmt::format("{:016x}", fnv1a64(bytes))},
+                       {"data", base64_encode(bytes)}});
+  }
+  return {{"key",
+           {{"op", record.key.op},
+            {"dtype", dtype_name(record.key.dtype)},
+            {"dims", record.key.dims},
+            {"seed", record.key.seed},
+            {"variant", record.key.variant}}},
+          {"id", record.key.to_string()},
+          {"outputs", outputs}};
+}
+
+TraceRecord trace_record_from_json(const json& j, const std::string& where_given) {
+  std::string where = where_given;
+  try {
+    const json& k = j.at("key");
+    TraceRecord record;
+    record.key = {k.at("op").get<std::string>(), parse_dtype(k.at("dtype").get<std::string>()),
+                  k.at("dims").get<Shape>(), k.at("seed").get<uint64_t>(),
+                  k.at("variant").get<std::string>()};
+    where = fmt::format("{} ({})", where_given, record.key.to_string());
+    size_t out_index = 0;
+    for (const json& o : j.at("outputs")) {
+      precision::HostTensor t{
+          parse_dtype(o.at("dtype").get<std::string>()), o.at("shape").get<Shape>(), {}};
+      auto bad = [&](const std::string& what) {
+        throw_error(StatusCode::kDataCorruption,
+                    fmt::format("{} output {}: {}", where, out_index, what));
+      };
+      if (o.at("encoding").get<std::string>() != "base64-le") bad("unknown encoding");
+      std::vector<uint8_t> bytes;
+      if (!base64_decode(o.at("data").get<std::string>(), bytes)) bad("data is not base64");
+      const size_t es = dtype_size(t.dtype);
+      const size_t count = static_cast<size_t>(precision::host_element_count(t.shape));
+      if (bytes.size() != count * es)
+        bad(fmt::format("{} bytes for {} elements of {}", bytes.size(), count,
+                        dtype_name(t.dtype)));
+      if (fmt::format("{:016x}", fnv1a64(bytes)) != o.at("fnv1a64").get<std::string>())
+        bad("checksum mismatch");
+      t.values.resize(count);
+      for (size_t e = 0; e < count; ++e) t.values[e] = load_as_f64(bytes.data() + e * es, t.dtype);
+      record.outputs.push_back(std::move(t));
+      ++out_index;
+    }
+    return record;
+  } catch (const json::exception& e) {
+    throw_error(StatusCode::kDataCorruption,
+                fmt::format("{}: missing or mistyped field ({})", where, e.what()));
+  } catch (const Error& e) {
+    if (e.code() == StatusCode::kDataCorruption) throw;
+    throw_error(StatusCode::kDataCorruption, fmt::format("{}: {}", where, e.message()));
+  }
+}
+
 void TraceStore::write(const std::filesystem::path& path) const {
   json doc;
   doc["schema"] = kSchema;
@@ -135,25 +197,7 @@ void TraceStore::write(const std::filesystem::path& path) const {
                        {"software", provenance_.software},
                        {"recorded_at", provenance_.recorded_at}};
   json records = json::array();
-  for (const auto& r : records_) {
-    json outputs = json::array();
-    for (const auto& out : r.outputs) {
-      std::vector<uint8_t> bytes = to_bytes(out);
-      outputs.push_back({{"dtype", dtype_name(out.dtype)},
-                         {"shape", out.shape},
-                         {"encoding", "base64-le"},
-                         {"fnv1a64", fmt::format("{:016x}", fnv1a64(bytes))},
-                         {"data", base64_encode(bytes)}});
-    }
-    records.push_back({{"key",
-                        {{"op", r.key.op},
-                         {"dtype", dtype_name(r.key.dtype)},
-                         {"dims", r.key.dims},
-                         {"seed", r.key.seed},
-                         {"variant", r.key.variant}}},
-                       {"id", r.key.to_string()},
-                       {"outputs", outputs}});
-  }
+  for (const auto& r : records_) records.push_back(trace_record_to_json(r));
   doc["records"] = std::move(records);
   write_file_atomically(path.string(), doc.dump(1) + "\n");
 }
@@ -169,51 +213,24 @@ TraceStore TraceStore::read(const std::filesystem::path& path) {
   } catch (const json::exception& e) {
     corrupt(path, fmt::format("not valid JSON ({})", e.what()));
   }
+  bool schema_ok = false;
   try {
-    if (!doc.is_object() || doc.value("schema", "") != kSchema)
-      corrupt(path, fmt::format("schema is not \"{}\"", kSchema));
+    schema_ok = doc.is_object() && doc.value("schema", "") == kSchema;
+  } catch (const json::exception&) {
+  }
+  if (!schema_ok) corrupt(path, fmt::format("schema is not \"{}\"", kSchema));
+  try {
     const json& p = doc.at("provenance");
     TraceStore store({p.at("device").get<std::string>(), p.at("driver").get<std::string>(),
                       p.at("cuda").get<std::string>(), p.at("software").get<std::string>(),
                       p.at("recorded_at").get<std::string>()});
     size_t index = 0;
-    for (const json& r : doc.at("records")) {
-      const json& k = r.at("key");
-      TraceRecord record;
-      record.key = {k.at("op").get<std::string>(), parse_dtype(k.at("dtype").get<std::string>()),
-                    k.at("dims").get<Shape>(), k.at("seed").get<uint64_t>(),
-                    k.at("variant").get<std::string>()};
-      const std::string where = fmt::format("record {} ({})", index, record.key.to_string());
-      size_t out_index = 0;
-      for (const json& o : r.at("outputs")) {
-        precision::HostTensor t{
-            parse_dtype(o.at("dtype").get<std::string>()), o.at("shape").get<Shape>(), {}};
-        if (o.at("encoding").get<std::string>() != "base64-le")
-          corrupt(path, fmt::format("{} output {}: unknown encoding", where, out_index));
-        std::vector<uint8_t> bytes;
-        if (!base64_decode(o.at("data").get<std::string>(), bytes))
-          corrupt(path, fmt::format("{} output {}: data is not base64", where, out_index));
-        const size_t es = dtype_size(t.dtype);
-        const size_t count = static_cast<size_t>(precision::host_element_count(t.shape));
-        if (bytes.size() != count * es)
-          corrupt(path, fmt::format("{} output {}: {} bytes for {} elements of {}", where,
-                                    out_index, bytes.size(), count, dtype_name(t.dtype)));
-        if (fmt::format("{:016x}", fnv1a64(bytes)) != o.at("fnv1a64").get<std::string>())
-          corrupt(path, fmt::format("{} output {}: checksum mismatch", where, out_index));
-        t.values.resize(count);
-        for (size_t e = 0; e < count; ++e)
-          t.values[e] = load_as_f64(bytes.data() + e * es, t.dtype);
-        record.outputs.push_back(std::move(t));
-        ++out_index;
-      }
-      store.add(std::move(record));
-      ++index;
-    }
+    for (const json& r : doc.at("records"))
+      store.add(trace_record_from_json(r, fmt::format("record {}", index++)));
     return store;
   } catch (const json::exception& e) {
     corrupt(path, fmt::format("missing or mistyped field ({})", e.what()));
   } catch (const Error& e) {
-    if (e.code() == StatusCode::kDataCorruption) throw;
     corrupt(path, e.message());
   }
 }

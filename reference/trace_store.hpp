@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "precision/host_tensor.hpp"
 
 namespace polychip::reference {
@@ -44,6 +46,14 @@ struct TraceRecord {
   TraceKey key;
   std::vector<precision::HostTensor> outputs;  // in contract order
 };
+
+// One record as a trace file holds it; a certify worker sends its supervisor
+// the same JSON.
+nlohmann::json trace_record_to_json(const TraceRecord& record);
+// Throws Error(DATA_CORRUPTION) naming `where`, the record's id and the
+// output for a missing or mistyped field, bad base64, a size or checksum
+// mismatch.
+TraceRecord trace_record_from_json(const nlohmann::json& record, const std::string& where);
 
 class TraceStore {
  public:

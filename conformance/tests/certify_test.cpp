@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "polychip/op_contract.hpp"
+#include "reference/trace_store.hpp"
 
 namespace {
 
@@ -566,3 +567,63 @@ TEST_F(CertifyTest, CommSuiteNeedsTwoToTheLocalBoundOfRanks) {
 }
 
 }  // namespace
+
+// --record-nvidia-trace keeps the device's outputs of every clean case in a
+// trace file (reference/trace_store.hpp) that reads back with its checksums;
+// its values are the device's own (the worst element results.json reports).
+// A device that is no NVIDIA GPU is recorded under its own name, with a
+// warning; more than one device, or a folder for a file, is refused first.
+TEST_F(CertifyTest, RecordsTheDevicesOutputsAsAReferenceTrace) {
+  const std::string id = "layernorm/f32/8x64/seed=3";
+  const fs::path trace = dir_ / "trace.json";
+  auto r =
+      certify(fmt::format("certify --adapters sim.faithful --case {} --out '{}' "
+                          "--record-nvidia-trace '{}'",
+                          id, out_dir("a"), trace.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(fmt::format("recorded the outputs of 1 of 1 cases in {}: recorded on",
+                                   trace.string())),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("warning: sim.faithful's device type is sim.faithful, not nvidia.*"),
+            std::string::npos)
+      << r.err;
+  const auto store = polychip::reference::TraceStore::read(trace);
+  ASSERT_EQ(store.size(), 1u);
+  EXPECT_NE(store.provenance().device.find("(sim.faithful)"), std::string::npos)
+      << store.provenance().device;
+  EXPECT_NE(store.provenance().software.find("sim adapter"), std::string::npos)
+      << store.provenance().software;
+  const auto* record = store.find({"layernorm", polychip::DType::kF32, {8, 64}, 3, ""});
+  ASSERT_NE(record, nullptr);
+  ASSERT_EQ(record->outputs.size(), 3u);  // y, mean, rstd
+  EXPECT_EQ(record->outputs[0].shape, (polychip::Shape{8, 64}));
+  const json c = results("a")["cases"][0];
+  const json& worst = c["worst"];
+  size_t w = 0;
+  while (w < c["outputs"].size() && c["outputs"][w]["name"] != worst["output"]) ++w;
+  ASSERT_LT(w, 3u) << c.dump(1);
+  const double device_value = std::strtod(worst["device"].get<std::string>().c_str(), nullptr);
+  EXPECT_EQ(record->outputs[w].values.at(worst["flat_index"].get<size_t>()), device_value);
+
+  r =
+      certify(fmt::format("certify --adapters cpu,sim.faithful --case {} --out '{}' "
+                          "--record-nvidia-trace '{}'",
+                          id, out_dir("b"), (dir_ / "two.json").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--record-nvidia-trace records one device, and --adapters gives 2 (cpu, "
+                       "sim.faithful)"),
+            std::string::npos)
+      << r.err;
+  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --record-nvidia-trace '{}'",
+                          id, out_dir("c"), dir_.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is a folder"), std::string::npos) << r.err;
+  r = certify(fmt::format("certify --suite training --adapters cpu --record-nvidia-trace '{}'",
+                          (dir_ / "t.json").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--record-nvidia-trace is for --suite precision"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "b"));
+  EXPECT_FALSE(fs::exists(dir_ / "two.json"));
+}

@@ -327,6 +327,8 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
   const std::string canary_error =
       !first.layout_error.empty() ? first.layout_error : second.layout_error;
   const std::string determinism_error = first_difference(p, first.outputs, second.outputs);
+  if (ctx.keep_device_outputs && canary_error.empty() && determinism_error.empty())
+    out.device_outputs = got;
 
   // Tolerances per output.
   std::vector<Tolerance> tols;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,12 +37,18 @@ struct CaseContext {
   std::string adapter;
   // The reproducer is repro_prefix + case id.
   std::string repro_prefix;
+  // Keep the device's outputs in CaseOutcome (to record a reference trace).
+  bool keep_device_outputs = false;
 };
 
 struct CaseOutcome {
   Verdict verdict = Verdict::kPass;
   // The case record of results.json (schema in docs/results-schema.md).
   nlohmann::json record;
+  // With CaseContext::keep_device_outputs: the device's outputs, when the
+  // call ran, left its canaries intact and gave the same bits twice (empty
+  // otherwise, and for exhaustive cases, which keep no outputs).
+  std::vector<HostTensor> device_outputs;
 };
 
 // Never throws for adapter errors: they become verdicts.

@@ -73,6 +73,12 @@ const bool certify_registered = polychip::cli::register_command(
                          "statistical (default: the shipped NVIDIA reference of the default "
                          "workload)")
               ->check(polychip::cli::non_empty());
+      CLI::Option* record_trace_option =
+          sub.add_option("--record-nvidia-trace", o->record_trace_path,
+                         "precision: also write the device's outputs of every clean case to "
+                         "this file, a recorded NVIDIA reference (docs/reference-numerics.md); "
+                         "one device, an NVIDIA GPU")
+              ->check(polychip::cli::non_empty());
       CLI::Option* tier_option =
           sub.add_option("--tier", o->tier, "training: alignment tier")
               ->check(CLI::IsMember({"exact", "cross-vendor", "statistical"}))
@@ -80,10 +86,11 @@ const bool certify_registered = polychip::cli::register_command(
       // Given to a suite that does not read them, they were ignored: `--suite
       // comm --case X` ran all of the comm suite and passed.
       const std::vector<std::pair<CLI::Option*, std::set<std::string>>> suites_reading = {
-          {case_option, {"precision"}},       {timeout_option, {"precision", "comm"}},
-          {tolerances_option, {"precision"}}, {waivers_option, {"precision"}},
-          {profile_option, {"precision"}},    {coverage_option, {"precision"}},
-          {reference_option, {"training"}},   {tier_option, {"training"}}};
+          {case_option, {"precision"}},        {timeout_option, {"precision", "comm"}},
+          {tolerances_option, {"precision"}},  {waivers_option, {"precision"}},
+          {profile_option, {"precision"}},     {coverage_option, {"precision"}},
+          {reference_option, {"training"}},    {tier_option, {"training"}},
+          {record_trace_option, {"precision"}}};
       return [o, case_id, case_option, suites_reading] {
         for (const auto& [option, suites] : suites_reading) {
           if (option->count() == 0 || suites.contains(o->suite)) continue;
@@ -116,6 +123,7 @@ const bool worker_registered = polychip::cli::register_command(
       sub.add_option("--result-fd", o->result_fd);
       sub.add_option("--tolerances", o->tolerances_path);
       sub.add_option("--waivers", o->waivers_path);
+      sub.add_flag("--keep-device-outputs", o->keep_device_outputs);
       return [o, case_id] {
         if (!case_id->empty()) o->case_id = *case_id;
         return polychip::conformance::run_worker(*o);
