@@ -281,6 +281,14 @@ Status GpuAdapter::copy(polychip_copy_args* args) {
   if (int rc = driver_->copy(dst, src, args->size_bytes, stream ? stream->native : nullptr);
       rc != kDriverSuccess)
     return driver_error("copy", rc);
+  // Without a stream the copy is complete on return (the ABI's promise), but
+  // cuMemcpy / hipMemcpy from pageable memory return once the source is
+  // staged, the DMA still running, and the adapter's streams are
+  // non-blocking, so a copy queued on one next could read the old bytes
+  // (seen on an H200: the comm suite's staged all_reduce read stale input).
+  if (!stream)
+    if (int rc = driver_->stream_synchronize(nullptr); rc != kDriverSuccess)
+      return driver_error("copy (waiting for it to complete)", rc);
   return Status::Ok();
 }
 

@@ -5,10 +5,12 @@
 // that cannot load stands in for "runtime missing".
 #include "gpu_common/gpu_adapter.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -126,7 +128,7 @@ TEST(GpuAdapter, BadArgumentsAreErrorsNotCrashes) {
 
 // One device whose "device memory" is host memory: enough for the adapter
 // to allocate, create a stream and plan an op; launches are only counted.
-class HostMemoryDevice final : public GpuDriver {
+class HostMemoryDevice : public GpuDriver {
  public:
   explicit HostMemoryDevice(int* launches, Api api = Api::kCuda) : launches_(launches), api_(api) {}
   Api api() const override { return api_; }
@@ -180,6 +182,72 @@ class HostMemoryDevice final : public GpuDriver {
   int* launches_;
   Api api_;
 };
+
+// As CUDA's driver copies from pageable memory: a host-to-device copy with
+// no stream returns once the source is staged and lands when the null
+// stream is synchronized; the adapter's streams do not wait for it.
+class StagedCopyDevice final : public HostMemoryDevice {
+ public:
+  using HostMemoryDevice::HostMemoryDevice;
+  int copy(uint64_t dst, uint64_t src, uint64_t bytes, NativeStream stream) override {
+    if (stream) return HostMemoryDevice::copy(dst, src, bytes, stream);
+    const auto* from = reinterpret_cast<const uint8_t*>(src);
+    pending_.push_back({dst, std::vector<uint8_t>(from, from + bytes)});
+    return 0;
+  }
+  int stream_synchronize(NativeStream stream) override {
+    if (stream) return 0;
+    for (const auto& [dst, bytes] : pending_)
+      std::memcpy(reinterpret_cast<void*>(dst), bytes.data(), bytes.size());
+    pending_.clear();
+    return 0;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> pending_;
+};
+
+// The ABI: a copy with no stream is complete on return, so a copy queued on
+// a stream after it reads what it wrote.
+TEST(GpuAdapter, ACopyWithoutAStreamIsCompleteOnReturn) {
+  int launches = 0;
+  GpuAdapter a({"vendor", "vendor", "VENDOR", kImage, ""},
+               std::make_unique<StagedCopyDevice>(&launches));
+  polychip_memory_allocate_args m{};
+  m.struct_size = sizeof m;
+  m.kind = POLYCHIP_MEMORY_DEVICE;
+  m.size_bytes = 64;
+  ASSERT_TRUE(a.memory_allocate(&m).ok());
+  polychip_stream_create_args sc{};
+  sc.struct_size = sizeof sc;
+  ASSERT_TRUE(a.stream_create(&sc).ok());
+  std::vector<uint8_t> written(64), read(64, 0);
+  for (size_t i = 0; i < written.size(); ++i) written[i] = static_cast<uint8_t>(i + 1);
+  polychip_copy_args up{};
+  up.struct_size = sizeof up;
+  up.kind = POLYCHIP_COPY_HOST_TO_DEVICE;
+  up.size_bytes = written.size();
+  up.src_host = written.data();
+  up.dst_memory = m.memory;
+  ASSERT_TRUE(a.copy(&up).ok());
+  polychip_copy_args down{};
+  down.struct_size = sizeof down;
+  down.kind = POLYCHIP_COPY_DEVICE_TO_HOST;
+  down.size_bytes = read.size();
+  down.src_memory = m.memory;
+  down.dst_host = read.data();
+  down.stream = sc.stream;
+  ASSERT_TRUE(a.copy(&down).ok());
+  EXPECT_EQ(read, written);
+  polychip_stream_args sd{};
+  sd.struct_size = sizeof sd;
+  sd.stream = sc.stream;
+  EXPECT_TRUE(a.stream_destroy(&sd).ok());
+  polychip_memory_free_args f{};
+  f.struct_size = sizeof f;
+  f.memory = m.memory;
+  EXPECT_TRUE(a.memory_free(&f).ok());
+}
 
 TEST(GpuAdapter, TensorOutsideItsMemoryIsRejectedBeforeAnyLaunch) {
   int launches = 0;
