@@ -17,6 +17,7 @@
 #include "polychip/runtime.hpp"
 #include "precision/oracle/oracle.hpp"
 #include "profiles.hpp"
+#include "references.hpp"
 #include "results.hpp"
 #include "supervisor.hpp"
 #include "tolerance.hpp"
@@ -104,12 +105,14 @@ int run_certify(const CertifyOptions& given) {
   SuiteRun suite;
   std::vector<precision::CaseSpec> cases;
   CertificationProfile profile;
+  std::shared_ptr<const reference::TraceStore> recorded;
   try {
     cases = select_cases(o.suite, o.level, o.case_id);
     if (!o.tolerances_path.empty()) precision::ToleranceTable::from_file(o.tolerances_path);
     suite.waivers = o.waivers_path.empty() ? precision::WaiverList::builtin()
                                            : precision::WaiverList::from_file(o.waivers_path);
     profile = load_profile(o.profile, "");
+    if (!o.nvidia_trace_path.empty()) recorded = read_nvidia_trace(o.nvidia_trace_path);
   } catch (const Error& e) {
     return usage_error(e.message());
   }
@@ -154,9 +157,8 @@ int run_certify(const CertifyOptions& given) {
     suite.adapters.push_back(std::move(run));
   }
   const int trace_status = write_recorded_trace(o, suite);
-  suite.references = {
-      {"oracle", "float64 oracle (precision/oracle)"},
-      {"nvidia", "NVIDIA emulation on the CPU (reference/): emulated, not measured"}};
+  suite.references = {{"oracle", "float64 oracle (precision/oracle)"},
+                      {"nvidia", nvidia_reference_description(recorded.get(), cases)}};
   suite.run_fields = {{"profile", profile.name}, {"coverage", coverage}};
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

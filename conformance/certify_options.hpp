@@ -30,6 +30,9 @@ struct CertifyOptions {
   // --suite precision: record the device's outputs of every clean case as a
   // reference trace (schema polychip.nvidia_trace/1) in this file.
   std::string record_trace_path;
+  // --suite precision: outputs recorded on NVIDIA hardware (a trace file)
+  // replace the NVIDIA emulation for the cases the trace holds.
+  std::string nvidia_trace_path;
 };
 
 struct WorkerOptions {
@@ -41,6 +44,7 @@ struct WorkerOptions {
   std::string tolerances_path;
   std::string waivers_path;
   bool keep_device_outputs = false;  // send each case's outputs with its record
+  std::string nvidia_trace_path;     // CertifyOptions::nvidia_trace_path
 };
 
 }  // namespace polychip::conformance

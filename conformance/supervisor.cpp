@@ -72,6 +72,8 @@ class Worker {
     if (!o.tolerances_path.empty()) args.insert(args.end(), {"--tolerances", o.tolerances_path});
     if (!o.waivers_path.empty()) args.insert(args.end(), {"--waivers", o.waivers_path});
     if (!o.record_trace_path.empty()) args.push_back("--keep-device-outputs");
+    if (!o.nvidia_trace_path.empty())
+      args.insert(args.end(), {"--nvidia-trace", o.nvidia_trace_path});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

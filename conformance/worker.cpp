@@ -124,7 +124,8 @@ int run_worker(const WorkerOptions& o) {
     ctx.device = device;
     ctx.dispatcher = &runtime.dispatcher();
     ctx.stream = &stream;
-    ctx.references = default_references();
+    ctx.references = default_references(
+        o.nvidia_trace_path.empty() ? nullptr : read_nvidia_trace(o.nvidia_trace_path));
     ctx.tolerances = &tolerances;
     ctx.waivers = &waivers;
     ctx.adapter = o.adapter;

@@ -627,3 +627,50 @@ TEST_F(CertifyTest, RecordsTheDevicesOutputsAsAReferenceTrace) {
   EXPECT_FALSE(fs::exists(dir_ / "b"));
   EXPECT_FALSE(fs::exists(dir_ / "two.json"));
 }
+
+// --nvidia-trace: a case the trace holds is compared with its recorded
+// outputs (the recording device's error becomes the NVIDIA column), one it
+// lacks with the emulation; a damaged trace is refused before anything runs.
+TEST_F(CertifyTest, RecordedOutputsReplaceTheEmulationForTheCasesATraceHolds) {
+  const std::string held = "layernorm/f32/8x64/seed=3", missing = "exp/f32/1000/seed=1";
+  const fs::path trace = dir_ / "trace.json";
+  auto r =
+      certify(fmt::format("certify --adapters sim.bf16acc --case {} --out '{}' "
+                          "--record-nvidia-trace '{}'",
+                          held, out_dir("recording"), trace.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json recording = results("recording")["cases"][0];
+
+  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'", held,
+                          out_dir("a"), trace.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json a = results("a");
+  const json c = a["cases"][0];
+  EXPECT_EQ(c["references"]["nvidia"].get<std::string>().rfind("recorded on simulated chip", 0), 0u)
+      << c["references"];
+  EXPECT_EQ(c["metrics"]["nvidia_max_tolerance_fraction"],
+            recording["metrics"]["max_tolerance_fraction"])
+      << c.dump(1);
+  EXPECT_NE(a["references"]["nvidia"].get<std::string>().find("for 1 of the 1 cases"),
+            std::string::npos)
+      << a["references"];
+
+  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'",
+                          missing, out_dir("b"), trace.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(
+      results("b")["cases"][0]["references"]["nvidia"].get<std::string>().rfind("emulated", 0), 0u);
+
+  std::string text = slurp(trace);
+  text.replace(text.find("\"fnv1a64\": \"") + 12, 1,
+               text[text.find("\"fnv1a64\": \"") + 12] == '0' ? "1" : "0");
+  std::ofstream(dir_ / "damaged.json") << text;
+  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'", held,
+                          out_dir("c"), (dir_ / "damaged.json").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("damaged.json: record 0 (layernorm/f32/8x64/seed=3) output 0: checksum "
+                       "mismatch"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "c" / "results.json"));
+}

@@ -4,6 +4,8 @@
 // every output and decides the verdict.
 #pragma once
 
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,14 @@ struct References {
   HostOpFn oracle = nullptr;  // float64 oracle (required)
   HostOpFn nvidia = nullptr;  // NVIDIA emulation (optional: no ratio without it)
   std::string nvidia_label = "nvidia (emulated)";
+  // Outputs recorded on NVIDIA hardware, replacing `nvidia` case by case:
+  // fills `outputs` and returns their provenance ("recorded on ..."), or
+  // returns "" when nothing is recorded for the case. Throws Error
+  // (DATA_CORRUPTION) for a record that does not fit the case.
+  std::function<std::string(const CaseSpec& spec, const OpSpec& op,
+                            std::span<const HostTensor> inputs, std::span<HostTensor> outputs,
+                            const polychip_op_attrs& attrs)>
+      nvidia_recorded;
 };
 
 struct CaseContext {

@@ -79,6 +79,12 @@ const bool certify_registered = polychip::cli::register_command(
                          "this file, a recorded NVIDIA reference (docs/reference-numerics.md); "
                          "one device, an NVIDIA GPU")
               ->check(polychip::cli::non_empty());
+      CLI::Option* nvidia_trace_option =
+          sub.add_option("--nvidia-trace", o->nvidia_trace_path,
+                         "precision: outputs recorded on NVIDIA hardware (a file written by "
+                         "--record-nvidia-trace) replace the NVIDIA emulation for the cases it "
+                         "holds")
+              ->check(polychip::cli::non_empty());
       CLI::Option* tier_option =
           sub.add_option("--tier", o->tier, "training: alignment tier")
               ->check(CLI::IsMember({"exact", "cross-vendor", "statistical"}))
@@ -86,11 +92,11 @@ const bool certify_registered = polychip::cli::register_command(
       // Given to a suite that does not read them, they were ignored: `--suite
       // comm --case X` ran all of the comm suite and passed.
       const std::vector<std::pair<CLI::Option*, std::set<std::string>>> suites_reading = {
-          {case_option, {"precision"}},        {timeout_option, {"precision", "comm"}},
-          {tolerances_option, {"precision"}},  {waivers_option, {"precision"}},
-          {profile_option, {"precision"}},     {coverage_option, {"precision"}},
-          {reference_option, {"training"}},    {tier_option, {"training"}},
-          {record_trace_option, {"precision"}}};
+          {case_option, {"precision"}},         {timeout_option, {"precision", "comm"}},
+          {tolerances_option, {"precision"}},   {waivers_option, {"precision"}},
+          {profile_option, {"precision"}},      {coverage_option, {"precision"}},
+          {reference_option, {"training"}},     {tier_option, {"training"}},
+          {record_trace_option, {"precision"}}, {nvidia_trace_option, {"precision"}}};
       return [o, case_id, case_option, suites_reading] {
         for (const auto& [option, suites] : suites_reading) {
           if (option->count() == 0 || suites.contains(o->suite)) continue;
@@ -124,6 +130,7 @@ const bool worker_registered = polychip::cli::register_command(
       sub.add_option("--tolerances", o->tolerances_path);
       sub.add_option("--waivers", o->waivers_path);
       sub.add_flag("--keep-device-outputs", o->keep_device_outputs);
+      sub.add_option("--nvidia-trace", o->nvidia_trace_path);
       return [o, case_id] {
         if (!case_id->empty()) o->case_id = *case_id;
         return polychip::conformance::run_worker(*o);

@@ -17,7 +17,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "alignment.hpp"
@@ -99,6 +101,32 @@ TEST_F(CertifyTraining, CpuInBf16PassesTheCrossVendorTierAgainstTheShippedBf16Tr
   for (const json& c : r["cases"]) {
     EXPECT_EQ(c["verdict"], "Pass") << c.dump();
     EXPECT_NE(c["id"].get<std::string>().find("/bf16"), std::string::npos) << c["id"];
+  }
+}
+
+// The traces recorded on an NVIDIA H200 (the cuda adapter, 2026-11-28,
+// docs/training.md): they say so, follow the emulated traces' workloads, and
+// cpu and sim.faithful pass the cross-vendor tier against them, fp32 and bf16.
+TEST_F(CertifyTraining, CpuAndSimPassTheCrossVendorTierAgainstTheTracesRecordedOnAnH200) {
+  for (const auto& [recorded_file, emulated_file, precision] :
+       {std::tuple{H200_TRACE_FILE, SHIPPED_TRACE_FILE, "fp32"},
+        std::tuple{H200_BF16_TRACE_FILE, SHIPPED_BF16_TRACE_FILE, "bf16"}}) {
+    const ReferenceTrace recorded = read_trace(recorded_file);
+    const ReferenceTrace emulated = read_trace(emulated_file);
+    EXPECT_EQ(recorded.provenance, "recorded");
+    EXPECT_EQ(recorded.device_type, "nvidia.h200");
+    EXPECT_EQ(recorded.precision, precision);
+    EXPECT_EQ(recorded.workload, emulated.workload);
+    EXPECT_EQ(recorded.corpus_hash, emulated.corpus_hash);
+    const std::string out = (dir_ / precision).string();
+    ASSERT_EQ(
+        exit_code_of(fmt::format("certify --suite training --adapters {} --no-progress "
+                                 "--reference '{}' --out '{}'",
+                                 precision == std::string("fp32") ? "cpu,sim.faithful" : "cpu",
+                                 recorded_file, out)),
+        0)
+        << log();
+    for (const json& c : results(precision)["cases"]) EXPECT_EQ(c["verdict"], "Pass") << c.dump();
   }
 }
 
