@@ -47,11 +47,12 @@ struct Measured {
   }
 };
 
-Measured measure(const std::vector<HostTensor>& got, const std::vector<HostTensor>& exact,
-                 const std::vector<Tolerance>& tols, int64_t reduce_len) {
+Measured measure(const Problem& p, const std::vector<HostTensor>& got,
+                 const std::vector<HostTensor>& exact, const std::vector<Tolerance>& tols) {
   Measured out;
   for (size_t k = 0; k < got.size(); ++k) {
-    out.metrics.push_back(compare_output(got[k], exact[k], tols[k], reduce_len));
+    const double terms = k < p.terms_magnitude.size() ? p.terms_magnitude[k] : 0;
+    out.metrics.push_back(compare_output(got[k], exact[k], tols[k], p.reduce_len, terms));
     if (out.metrics[k].max_tolerance_fraction > out.metrics[out.worst].max_tolerance_fraction)
       out.worst = k;
   }
@@ -336,7 +337,7 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
     tols.push_back(spec.has("exact") && is_exact_output(p, k)
                        ? exact_integer_tolerance()
                        : ctx.tolerances->lookup(tolerance_key(spec), p.outputs[k].dtype));
-  Measured dev = measure(got, exact, tols, p.reduce_len);
+  Measured dev = measure(p, got, exact, tols);
 
   // The NVIDIA reference on the same inputs: the outputs recorded for the
   // case where a trace has them, else the emulation.
@@ -355,7 +356,7 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
         nv_label = recorded;
       else if (ctx.references.nvidia)
         ctx.references.nvidia(*p.op, p.inputs, nv_out, p.attrs);
-      if (nv_recorded || ctx.references.nvidia) nv = measure(nv_out, exact, tols, p.reduce_len);
+      if (nv_recorded || ctx.references.nvidia) nv = measure(p, nv_out, exact, tols);
     } catch (const Error& e) {
       nv_error = e.message();
     }

@@ -59,7 +59,7 @@ ElementError element_error(double d, double r, DType dt, const Tolerance& tol, d
 }
 
 OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
-                             const Tolerance& tol, int64_t reduce_len) {
+                             const Tolerance& tol, int64_t reduce_len, double terms_magnitude) {
   if (device.values.size() != exact.values.size())
     throw_error(StatusCode::kInternal, "compare_output: device and exact sizes differ");
   OutputMetrics m;
@@ -68,11 +68,14 @@ OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
   // Elementwise outputs (reduce_len 1) are judged element by element, so
   // the absolute term stays at atol_factor; a reduction's rounding error
   // grows with the magnitude of what it sums, so atol scales with the
-  // output's largest finite magnitude.
+  // output's largest finite magnitude, or with that of the terms it is
+  // the difference of, where they are larger (cancellation).
   double scale = 0;
-  if (reduce_len > 1)
+  if (reduce_len > 1) {
     for (double r : exact.values)
       if (std::isfinite(r)) scale = std::max(scale, std::fabs(r));
+    if (std::isfinite(terms_magnitude)) scale = std::max(scale, terms_magnitude);
+  }
   if (scale == 0) scale = 1;
   const double atol =
       tol.atol_factor * static_cast<double>(std::max<int64_t>(1, reduce_len)) * scale;

@@ -46,8 +46,12 @@ ElementError element_error(double d, double r, DType dt, const Tolerance& tol, d
 // `exact` the oracle's float64 result; same shape. Non-finite handling: an
 // exact result that rounds to Inf must come back as that Inf, NaN as NaN; a
 // non-finite device value for a finite exact result is a mismatch.
+// `terms_magnitude`: for an output computed as a difference of larger terms
+// (cancellation), the largest of those terms; the absolute tolerance of a
+// reduction scales with it where it exceeds the output's own largest value.
 OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
-                             const Tolerance& tol, int64_t reduce_len);
+                             const Tolerance& tol, int64_t reduce_len,
+                             double terms_magnitude = 0);
 
 nlohmann::json to_json(const OutputMetrics& m);
 

@@ -315,6 +315,17 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
                      {make_tensor(spec.dtype, {n, dd}), make_tensor(DType::kF32, {n})}, fwd_attrs);
       in[3] = out[1];
     }
+    // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma: the
+    // terms are about rstd * |g| each, and dx their difference, tiny where
+    // the variance is large against eps (every row when D = 2).
+    const HostTensor& rstd = name == "layernorm_backward" ? in[4] : in[3];
+    double terms = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < dd; ++j)
+        terms = std::max(terms, std::fabs(rstd.values[static_cast<size_t>(i)] *
+                                          in[0].values[static_cast<size_t>(i * dd + j)] *
+                                          in[2].values[static_cast<size_t>(j)]));
+    p.terms_magnitude = {terms};
   } else if (name == "cross_entropy" || name == "cross_entropy_backward") {
     fill(in[0], dist);
     in[1].values = generate_indices(d[0], d[1], rng);

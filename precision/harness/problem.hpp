@@ -28,6 +28,10 @@ struct Problem {
   // Length of the longest reduction behind one output element (1 for
   // elementwise ops): scales the absolute tolerance.
   int64_t reduce_len = 1;
+  // Per output (may be shorter): the largest of the terms whose difference
+  // the output is, where cancellation makes them larger than the output
+  // (metrics.hpp compare_output); 0 elsewhere.
+  std::vector<double> terms_magnitude;
   // Lay device tensors out with gaps (elementwise and reduction families).
   bool strided = false;
   // Binary elementwise ops: operand b is one row broadcast along dimension

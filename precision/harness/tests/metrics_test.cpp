@@ -174,3 +174,28 @@ TEST(Metrics, HexFloat) {
 
 }  // namespace
 }  // namespace polychip::precision
+
+namespace polychip::precision {
+namespace {
+
+// An output that is the difference of much larger terms (layernorm's dx
+// when D = 2) is measured against the terms' magnitude: rounding in the
+// terms passes, an error of the terms' own size (a dropped term) does not.
+TEST(Metrics, CancellationIsMeasuredAgainstTheTermsMagnitude) {
+  Tolerance close;
+  close.mode = ToleranceMode::kClose;
+  close.rtol = 1.3e-6;
+  close.atol_factor = 2.4e-7;
+  const double terms = 40.0, exact = 0.0075;
+  const HostTensor rounded = tensor(DType::kF32, {exact + 8 * terms * std::ldexp(1.0, -24)});
+  const HostTensor dropped_term = tensor(DType::kF32, {exact + terms * 1e-3});
+  const HostTensor want = tensor(DType::kF64, {exact});
+  EXPECT_FALSE(compare_output(rounded, want, close, 2).within_tolerance());
+  EXPECT_TRUE(compare_output(rounded, want, close, 2, terms).within_tolerance());
+  EXPECT_FALSE(compare_output(dropped_term, want, close, 2, terms).within_tolerance());
+  // Elementwise outputs (reduce_len 1) keep the plain absolute term.
+  EXPECT_FALSE(compare_output(rounded, want, close, 1, terms).within_tolerance());
+}
+
+}  // namespace
+}  // namespace polychip::precision
