@@ -50,8 +50,7 @@ ElementError element_error(double d, double r, DType dt, const Tolerance& tol, d
 // (cancellation), the largest of those terms; the absolute tolerance of a
 // reduction scales with it where it exceeds the output's own largest value.
 OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
-                             const Tolerance& tol, int64_t reduce_len,
-                             double terms_magnitude = 0);
+                             const Tolerance& tol, int64_t reduce_len, double terms_magnitude = 0);
 
 nlohmann::json to_json(const OutputMetrics& m);
 
