@@ -183,6 +183,34 @@ class HostMemoryDevice : public GpuDriver {
   Api api_;
 };
 
+// Device memory, a stream, and their release, through the adapter's ABI.
+polychip_memory* allocate_device(GpuAdapter& a, uint64_t bytes) {
+  polychip_memory_allocate_args m{};
+  m.struct_size = sizeof m;
+  m.kind = POLYCHIP_MEMORY_DEVICE;
+  m.size_bytes = bytes;
+  EXPECT_TRUE(a.memory_allocate(&m).ok());
+  return m.memory;
+}
+polychip_stream* create_stream(GpuAdapter& a) {
+  polychip_stream_create_args sc{};
+  sc.struct_size = sizeof sc;
+  EXPECT_TRUE(a.stream_create(&sc).ok());
+  return sc.stream;
+}
+void release(GpuAdapter& a, polychip_stream* stream, std::vector<polychip_memory*> memories) {
+  polychip_stream_args sd{};
+  sd.struct_size = sizeof sd;
+  sd.stream = stream;
+  EXPECT_TRUE(a.stream_destroy(&sd).ok());
+  for (polychip_memory* memory : memories) {
+    polychip_memory_free_args f{};
+    f.struct_size = sizeof f;
+    f.memory = memory;
+    EXPECT_TRUE(a.memory_free(&f).ok());
+  }
+}
+
 // As CUDA's driver copies from pageable memory: a host-to-device copy with
 // no stream returns once the source is staged and lands when the null
 // stream is synchronized; the adapter's streams do not wait for it.
@@ -213,14 +241,8 @@ TEST(GpuAdapter, ACopyWithoutAStreamIsCompleteOnReturn) {
   int launches = 0;
   GpuAdapter a({"vendor", "vendor", "VENDOR", kImage, ""},
                std::make_unique<StagedCopyDevice>(&launches));
-  polychip_memory_allocate_args m{};
-  m.struct_size = sizeof m;
-  m.kind = POLYCHIP_MEMORY_DEVICE;
-  m.size_bytes = 64;
-  ASSERT_TRUE(a.memory_allocate(&m).ok());
-  polychip_stream_create_args sc{};
-  sc.struct_size = sizeof sc;
-  ASSERT_TRUE(a.stream_create(&sc).ok());
+  polychip_memory* memory = allocate_device(a, 64);
+  polychip_stream* stream = create_stream(a);
   std::vector<uint8_t> written(64), read(64, 0);
   for (size_t i = 0; i < written.size(); ++i) written[i] = static_cast<uint8_t>(i + 1);
   polychip_copy_args up{};
@@ -228,41 +250,27 @@ TEST(GpuAdapter, ACopyWithoutAStreamIsCompleteOnReturn) {
   up.kind = POLYCHIP_COPY_HOST_TO_DEVICE;
   up.size_bytes = written.size();
   up.src_host = written.data();
-  up.dst_memory = m.memory;
+  up.dst_memory = memory;
   ASSERT_TRUE(a.copy(&up).ok());
   polychip_copy_args down{};
   down.struct_size = sizeof down;
   down.kind = POLYCHIP_COPY_DEVICE_TO_HOST;
   down.size_bytes = read.size();
-  down.src_memory = m.memory;
+  down.src_memory = memory;
   down.dst_host = read.data();
-  down.stream = sc.stream;
+  down.stream = stream;
   ASSERT_TRUE(a.copy(&down).ok());
   EXPECT_EQ(read, written);
-  polychip_stream_args sd{};
-  sd.struct_size = sizeof sd;
-  sd.stream = sc.stream;
-  EXPECT_TRUE(a.stream_destroy(&sd).ok());
-  polychip_memory_free_args f{};
-  f.struct_size = sizeof f;
-  f.memory = m.memory;
-  EXPECT_TRUE(a.memory_free(&f).ok());
+  release(a, stream, {memory});
 }
 
 TEST(GpuAdapter, TensorOutsideItsMemoryIsRejectedBeforeAnyLaunch) {
   int launches = 0;
   GpuAdapter a({"vendor", "vendor", "VENDOR", kImage, ""},
                std::make_unique<HostMemoryDevice>(&launches));
-  polychip_memory_allocate_args m{};
-  m.struct_size = sizeof m;
-  m.kind = POLYCHIP_MEMORY_DEVICE;
-  m.size_bytes = 16 * sizeof(float);
-  ASSERT_TRUE(a.memory_allocate(&m).ok());
-  polychip_memory_allocate_args out = m;
-  ASSERT_TRUE(a.memory_allocate(&out).ok());
-  polychip_stream_create_args sc{};
-  sc.struct_size = sizeof sc;
-  ASSERT_TRUE(a.stream_create(&sc).ok());
+  polychip_memory* x = allocate_device(a, 16 * sizeof(float));
+  polychip_memory* y = allocate_device(a, 16 * sizeof(float));
+  polychip_stream* stream = create_stream(a);
 
   // relu(x) -> y over 16 floats; then over 17, one past the end of x's memory.
   polychip_tensor t[2]{};
@@ -273,14 +281,14 @@ TEST(GpuAdapter, TensorOutsideItsMemoryIsRejectedBeforeAnyLaunch) {
     t[k].shape[0] = 16;
     t[k].strides[0] = 1;
   }
-  t[0].memory = m.memory;
-  t[1].memory = out.memory;
+  t[0].memory = x;
+  t[1].memory = y;
   polychip_op_attrs attrs{};
   attrs.struct_size = sizeof attrs;
   polychip_kernel_args k{};
   k.struct_size = sizeof k;
   k.op = "relu";
-  k.stream = sc.stream;
+  k.stream = stream;
   k.tensors = t;
   k.num_tensors = 2;
   k.attrs = &attrs;
@@ -294,17 +302,7 @@ TEST(GpuAdapter, TensorOutsideItsMemoryIsRejectedBeforeAnyLaunch) {
   EXPECT_EQ(s.code, POLYCHIP_INVALID_ARGUMENT);
   EXPECT_EQ(s.message, "relu: tensor 0 reaches byte 68 but its memory holds 64 bytes");
   EXPECT_EQ(launches, launched) << "nothing launched for the bad view";
-
-  polychip_stream_args sd{};
-  sd.struct_size = sizeof sd;
-  sd.stream = sc.stream;
-  EXPECT_TRUE(a.stream_destroy(&sd).ok());
-  for (polychip_memory* memory : {m.memory, out.memory}) {
-    polychip_memory_free_args f{};
-    f.struct_size = sizeof f;
-    f.memory = memory;
-    EXPECT_TRUE(a.memory_free(&f).ok());
-  }
+  release(a, stream, {x, y});
 }
 
 // memory_export (ABI 1.1): device memory as the driver's pointer on its
