@@ -4,7 +4,8 @@
 //    order of cuBLAS's simple (non split-K) kernels, where a thread owns an
 //    output and walks K;
 //  - TF32 mode (math_mode 1, f32 only): both operands rounded to TF32 with
-//    cvt.rna (nearest, ties away), products exact in f32, f32 accumulation;
+//    nearest even (as cuBLAS on an H200), products exact in f32, f32
+//    accumulation;
 //  - f16/bf16: products exact in f32, f32 accumulation, one rounding of the
 //    result (CUBLAS_COMPUTE_32F); math_mode 2 only *allows* reduced
 //    precision reduction, which cuBLAS uses for split-K only: not modelled;

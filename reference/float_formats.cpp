@@ -25,9 +25,11 @@ float round_to_tf32(float x, Tf32Rounding mode) {
   if (!std::isfinite(x)) return x;
   uint32_t b = float_bits(x);
   // Sign-magnitude: adding half of the dropped range to the magnitude
-  // rounds ties away from zero; a carry moves into the exponent (and from
-  // the largest binade into Inf) as it should.
+  // rounds ties away from zero, one less than half when the kept last bit
+  // is 0 rounds them to even; a carry moves into the exponent (and from the
+  // largest binade into Inf) as it should.
   if (mode == Tf32Rounding::kNearestTiesAway) b += 0x1000u;
+  if (mode == Tf32Rounding::kNearestEven) b += 0x0FFFu + ((b >> 13) & 1u);
   return float_from_bits(b & 0xFFFFE000u);
 }
 

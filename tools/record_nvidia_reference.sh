@@ -6,7 +6,7 @@
 # default workload's training traces, fp32 and bf16. About 2 minutes on an
 # H200. Usage: tools/record_nvidia_reference.sh OUT_DIR [POLYCHIP_BINARY]
 #   then: tools/trim_nvidia_trace.py OUT_DIR/trace_standard.json \
-#           conformance/data/nvidia_<gpu>_standard.json --max-bytes 16384
+#           conformance/data/nvidia_<gpu>_standard.json --max-bytes 16384 --keep-op gemm
 set -u
 out=${1:?usage: $0 OUT_DIR [POLYCHIP_BINARY]}
 polychip=${2:-$(dirname "$0")/../build/bin/polychip}

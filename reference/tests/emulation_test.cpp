@@ -63,11 +63,14 @@ TEST(EmulationTest, Fp32GemmUsesFusedMultiplyAdd) {
   EXPECT_EQ(-1.0f + p, 0x1p-11f);
 }
 
-TEST(EmulationTest, Tf32ModeRoundsOperandsTiesAway) {
-  const double tie = 1 + 0x1p-11;                                // halfway between two TF32 values
-  EXPECT_EQ(gemm_1xk(DType::kF32, {tie}, {1}, 0), tie);          // strict f32
-  EXPECT_EQ(gemm_1xk(DType::kF32, {tie}, {1}, 1), 1 + 0x1p-10);  // TF32: away from zero
-  EXPECT_EQ(gemm_1xk(DType::kF32, {-tie}, {1}, 1), -(1 + 0x1p-10));
+// As cuBLAS on an H200 (conformance/tests/nvidia_h200_trace_test.cpp).
+TEST(EmulationTest, Tf32ModeRoundsOperandsTiesToEven) {
+  const double tie = 1 + 0x1p-11;                        // halfway between two TF32 values
+  EXPECT_EQ(gemm_1xk(DType::kF32, {tie}, {1}, 0), tie);  // strict f32
+  EXPECT_EQ(gemm_1xk(DType::kF32, {tie}, {1}, 1), 1);    // TF32: to even
+  EXPECT_EQ(gemm_1xk(DType::kF32, {-tie}, {1}, 1), -1);
+  const double odd_tie = 1 + 3 * 0x1p-11;
+  EXPECT_EQ(gemm_1xk(DType::kF32, {odd_tie}, {1}, 1), 1 + 0x1p-9);
   // TF32 applies to f32 only: an f64 gemm with math_mode 1 stays exact.
   EXPECT_EQ(gemm_1xk(DType::kF64, {tie}, {1}, 1), tie);
 }

@@ -12,19 +12,29 @@
 namespace polychip::reference {
 namespace {
 
-uint32_t tf32(uint32_t bits, Tf32Rounding mode = Tf32Rounding::kNearestTiesAway) {
+uint32_t tf32(uint32_t bits, Tf32Rounding mode = Tf32Rounding::kNearestEven) {
   return float_bits(round_to_tf32(float_from_bits(bits), mode));
 }
 uint16_t bf16(uint32_t bits) { return float_to_bf16_bits(float_from_bits(bits)); }
 uint16_t f16(uint32_t bits) { return float_to_f16_bits(float_from_bits(bits)); }
 
-TEST(Tf32RoundingTest, TiesGoAwayFromZero) {
-  EXPECT_EQ(tf32(0x3F801000u), 0x3F802000u);  // 1 + 2^-11: tie, away (RNE would keep 1)
-  EXPECT_EQ(tf32(0xBF801000u), 0xBF802000u);  // negative tie: away from zero too
-  EXPECT_EQ(tf32(0x3F803000u), 0x3F804000u);  // 1 + 3 * 2^-11
+TEST(Tf32RoundingTest, TiesGoToEvenByDefault) {
+  EXPECT_EQ(tf32(0x3F801000u), 0x3F800000u);  // 1 + 2^-11: tie, 1 is even
+  EXPECT_EQ(tf32(0xBF801000u), 0xBF800000u);
+  EXPECT_EQ(tf32(0x3F803000u), 0x3F804000u);  // 1 + 3 * 2^-11: tie, up to even
+  EXPECT_EQ(tf32(0xBF803000u), 0xBF804000u);
   EXPECT_EQ(tf32(0x3F800FFFu), 0x3F800000u);  // just below the tie
   EXPECT_EQ(tf32(0x3F801001u), 0x3F802000u);  // just above
   EXPECT_EQ(tf32(0x3F802000u), 0x3F802000u);  // already TF32
+}
+
+TEST(Tf32RoundingTest, TiesAwayGoAwayFromZero) {
+  const auto away = Tf32Rounding::kNearestTiesAway;
+  EXPECT_EQ(tf32(0x3F801000u, away), 0x3F802000u);  // 1 + 2^-11: away (RNE keeps 1)
+  EXPECT_EQ(tf32(0xBF801000u, away), 0xBF802000u);  // negative tie: away from zero too
+  EXPECT_EQ(tf32(0x3F803000u, away), 0x3F804000u);
+  EXPECT_EQ(tf32(0x3F800FFFu, away), 0x3F800000u);
+  EXPECT_EQ(tf32(0x00001000u, away), 0x00002000u);  // subnormal tie
 }
 
 TEST(Tf32RoundingTest, CarriesIntoExponentAndOverflows) {
@@ -35,7 +45,8 @@ TEST(Tf32RoundingTest, CarriesIntoExponentAndOverflows) {
 }
 
 TEST(Tf32RoundingTest, SubnormalsZerosNanInf) {
-  EXPECT_EQ(tf32(0x00001000u), 0x00002000u);  // subnormal tie, away
+  EXPECT_EQ(tf32(0x00001000u), 0x00000000u);  // subnormal tie, to even
+  EXPECT_EQ(tf32(0x00003000u), 0x00004000u);
   EXPECT_EQ(tf32(0x00000FFFu), 0x00000000u);
   EXPECT_EQ(tf32(0x80000FFFu), 0x80000000u);  // sign kept on underflow
   EXPECT_EQ(tf32(0x80000000u), 0x80000000u);
