@@ -3,6 +3,8 @@
 
 #include <unordered_map>
 
+#include <fmt/ranges.h>
+
 #include "reference/emulation_ops.hpp"
 
 namespace polychip::reference {
@@ -83,10 +85,10 @@ std::string nvidia_reference_run_or_replay(const TraceStore* store, const TraceK
     const HostTensor& rec = record->outputs[k];
     if (rec.dtype != outputs[k].dtype || rec.shape != outputs[k].shape)
       throw_error(StatusCode::kDataCorruption,
-                  fmt::format("trace record {}: output '{}' is recorded as {} of {} elements, "
-                              "expected {} of {}",
-                              key.to_string(), k, dtype_name(rec.dtype), rec.values.size(),
-                              dtype_name(outputs[k].dtype), outputs[k].values.size()));
+                  fmt::format("trace record {}: output {} is recorded as {} [{}], the case "
+                              "has {} [{}]",
+                              key.to_string(), k, dtype_name(rec.dtype), fmt::join(rec.shape, ", "),
+                              dtype_name(outputs[k].dtype), fmt::join(outputs[k].shape, ", ")));
     outputs[k].values = rec.values;
   }
   return store->provenance().to_string();

@@ -661,6 +661,18 @@ TEST_F(CertifyTest, RecordedOutputsReplaceTheEmulationForTheCasesATraceHolds) {
   EXPECT_EQ(
       results("b")["cases"][0]["references"]["nvidia"].get<std::string>().rfind("emulated", 0), 0u);
 
+  // A record of the case's bytes in another shape: that case has no NVIDIA
+  // reference (named), and the run goes on.
+  json reshaped = json::parse(slurp(trace));
+  reshaped["records"][0]["outputs"][0]["shape"] = {64, 8};
+  std::ofstream(dir_ / "reshaped.json") << reshaped.dump();
+  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'", held,
+                          out_dir("d"), (dir_ / "reshaped.json").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(results("d")["cases"][0]["metrics"]["nvidia_unavailable"],
+            "trace record layernorm/f32/8x64/seed=3: output 0 is recorded as f32 [64, 8], the "
+            "case has f32 [8, 64]");
+
   std::string text = slurp(trace);
   text.replace(text.find("\"fnv1a64\": \"") + 12, 1,
                text[text.find("\"fnv1a64\": \"") + 12] == '0' ? "1" : "0");
