@@ -121,6 +121,33 @@ TEST(TraceStoreTest, CorruptionIsDetectedAndNamed) {
   }
 }
 
+// A record's errors name the record once, whatever raised them: an unknown
+// dtype (INVALID_ARGUMENT from the dtype parser) and a checksum mismatch.
+TEST(TraceStoreTest, ARecordsErrorsNameTheRecordOnce) {
+  const nlohmann::json good =
+      trace_record_to_json({{"exp", DType::kF32, {2}, 1, ""}, {{DType::kF32, {2}, {1, 2}}}});
+  auto error_of = [](const nlohmann::json& record) {
+    try {
+      trace_record_from_json(record, "record 4");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.what();
+      return e.message();
+    }
+    ADD_FAILURE() << "no error";
+    return std::string();
+  };
+  nlohmann::json unknown_dtype = good;
+  unknown_dtype["outputs"][0]["dtype"] = "f33";
+  std::string m = error_of(unknown_dtype);
+  EXPECT_EQ(m.rfind("record 4 (exp/f32/2/seed=1): ", 0), 0u) << m;
+  EXPECT_NE(m.find("f33"), std::string::npos) << m;
+  nlohmann::json bad_sum = good;
+  bad_sum["outputs"][0]["fnv1a64"] = "0000000000000000";
+  EXPECT_EQ(error_of(bad_sum), "record 4 (exp/f32/2/seed=1) output 0: checksum mismatch");
+  EXPECT_EQ(trace_record_from_json(good, "record 4").outputs[0].values,
+            (std::vector<double>{1, 2}));
+}
+
 TEST(TraceStoreTest, RecordedOutputsReplaceTheEmulation) {
   const OpSpec& op = *find_op("exp");
   polychip_op_attrs attrs = default_attrs(op);
