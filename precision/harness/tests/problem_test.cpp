@@ -129,6 +129,35 @@ TEST(Problem, ExhaustiveAndExactIntegerInputs) {
   EXPECT_GT(zeros, p.inputs[0].values.size() / 5);
 }
 
+// layernorm/rmsnorm backward's dx is measured against its terms,
+// max |rstd_i * dy_ij * gamma_j|; other ops have no such scale. With D = 2
+// the terms dwarf dx.
+TEST(Problem, NormBackwardsCarryTheirTermsMagnitude) {
+  for (const char* id : {"layernorm_backward/f32/34x2/seed=101", "rmsnorm_backward/f32/8x64/seed=1",
+                         "layernorm_backward/bf16/3x5/seed=2"}) {
+    const Problem p = build_problem(parse_case_id(id), kOracle);
+    const bool layernorm = p.spec.op == "layernorm_backward";
+    const HostTensor& rstd = p.inputs[layernorm ? 4 : 3];
+    const int64_t n = p.spec.dims[0], d = p.spec.dims[1];
+    double terms = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < d; ++j)
+        terms = std::max(terms, std::fabs(rstd.values.at(static_cast<size_t>(i)) *
+                                          p.inputs[0].values.at(static_cast<size_t>(i * d + j)) *
+                                          p.inputs[2].values.at(static_cast<size_t>(j))));
+    ASSERT_EQ(p.terms_magnitude.size(), 1u) << id;
+    EXPECT_EQ(p.terms_magnitude[0], terms) << id;
+  }
+  const Problem two = build_problem(parse_case_id("layernorm_backward/f32/34x2/seed=101"), kOracle);
+  std::vector<HostTensor> dx = two.outputs;
+  kOracle(*two.op, two.inputs, dx, two.attrs);
+  double largest_dx = 0;
+  for (double v : dx[0].values) largest_dx = std::max(largest_dx, std::fabs(v));
+  EXPECT_GT(two.terms_magnitude[0], 10 * largest_dx);
+  EXPECT_TRUE(
+      build_problem(parse_case_id("layernorm/f32/8x64/seed=3"), kOracle).terms_magnitude.empty());
+}
+
 TEST(Problem, GemmSpecialValuesStayInRowAndColumnZero) {
   // K = 64 holds every special value (NaN, Inf included) in row 0 of op(a)
   // and column 0 of op(b), transposed or not: exactly row 0 and column 0 of
