@@ -39,9 +39,7 @@ std::string utc_now() {
 }  // namespace
 
 reference::TraceKey trace_key(const precision::CaseSpec& spec) {
-  std::string variant;
-  for (const auto& token : spec.variant) variant += (variant.empty() ? "" : "+") + token;
-  return {spec.op, spec.dtype, spec.dims, spec.seed, variant};
+  return {spec.op, spec.dtype, spec.dims, spec.seed, spec.variant_string()};
 }
 
 nlohmann::json device_outputs_json(const precision::CaseSpec& spec,

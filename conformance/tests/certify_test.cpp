@@ -640,9 +640,13 @@ TEST_F(CertifyTest, RecordedOutputsReplaceTheEmulationForTheCasesATraceHolds) {
                           held, out_dir("recording"), trace.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json recording = results("recording")["cases"][0];
+  // cpu certified on case `id` against `trace_file`, results in `sub`.
+  auto against = [&](const std::string& id, const std::string& sub, const fs::path& trace_file) {
+    return certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'",
+                               id, out_dir(sub), trace_file.string()));
+  };
 
-  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'", held,
-                          out_dir("a"), trace.string()));
+  r = against(held, "a", trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json a = results("a");
   const json c = a["cases"][0];
@@ -655,8 +659,7 @@ TEST_F(CertifyTest, RecordedOutputsReplaceTheEmulationForTheCasesATraceHolds) {
             std::string::npos)
       << a["references"];
 
-  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'",
-                          missing, out_dir("b"), trace.string()));
+  r = against(missing, "b", trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(
       results("b")["cases"][0]["references"]["nvidia"].get<std::string>().rfind("emulated", 0), 0u);
@@ -666,19 +669,17 @@ TEST_F(CertifyTest, RecordedOutputsReplaceTheEmulationForTheCasesATraceHolds) {
   json reshaped = json::parse(slurp(trace));
   reshaped["records"][0]["outputs"][0]["shape"] = {64, 8};
   std::ofstream(dir_ / "reshaped.json") << reshaped.dump();
-  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'", held,
-                          out_dir("d"), (dir_ / "reshaped.json").string()));
+  r = against(held, "d", dir_ / "reshaped.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(results("d")["cases"][0]["metrics"]["nvidia_unavailable"],
             "trace record layernorm/f32/8x64/seed=3: output 0 is recorded as f32 [64, 8], the "
             "case has f32 [8, 64]");
 
   std::string text = slurp(trace);
-  text.replace(text.find("\"fnv1a64\": \"") + 12, 1,
-               text[text.find("\"fnv1a64\": \"") + 12] == '0' ? "1" : "0");
+  const size_t digit = text.find("\"fnv1a64\": \"") + 12;  // the checksum's first digit
+  text[digit] = text[digit] == '0' ? '1' : '0';
   std::ofstream(dir_ / "damaged.json") << text;
-  r = certify(fmt::format("certify --adapters cpu --case {} --out '{}' --nvidia-trace '{}'", held,
-                          out_dir("c"), (dir_ / "damaged.json").string()));
+  r = against(held, "c", dir_ / "damaged.json");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("damaged.json: record 0 (layernorm/f32/8x64/seed=3) output 0: checksum "
                        "mismatch"),

@@ -50,13 +50,18 @@ std::string CaseSpec::value_of(std::string_view key) const {
   return "";
 }
 
+std::string CaseSpec::variant_string() const {
+  std::string joined;
+  for (size_t k = 0; k < variant.size(); ++k) joined += (k ? "+" : "") + variant[k];
+  return joined;
+}
+
 std::string case_id(const CaseSpec& spec) {
   std::string dims;
   for (size_t k = 0; k < spec.dims.size(); ++k)
     dims += fmt::format("{}{}", k ? "x" : "", spec.dims[k]);
   if (spec.dims.empty()) dims = "scalar";
-  std::string variant;
-  for (size_t k = 0; k < spec.variant.size(); ++k) variant += (k ? "+" : "") + spec.variant[k];
+  const std::string variant = spec.variant_string();
   return fmt::format("{}/{}/{}{}{}/seed={}", spec.op, dtype_name(spec.dtype), dims,
                      variant.empty() ? "" : "/", variant, spec.seed);
 }

@@ -28,6 +28,8 @@ struct CaseSpec {
   bool has(std::string_view token) const;
   // Value of a "key=value" token, or "" when absent.
   std::string value_of(std::string_view key) const;
+  // The variant tokens joined by '+', as the id spells them ("" for none).
+  std::string variant_string() const;
 };
 
 std::string case_id(const CaseSpec& spec);

@@ -243,6 +243,7 @@ TEST(GpuAdapter, ACopyWithoutAStreamIsCompleteOnReturn) {
                std::make_unique<StagedCopyDevice>(&launches));
   polychip_memory* memory = allocate_device(a, 64);
   polychip_stream* stream = create_stream(a);
+  ASSERT_TRUE(memory && stream);
   std::vector<uint8_t> written(64), read(64, 0);
   for (size_t i = 0; i < written.size(); ++i) written[i] = static_cast<uint8_t>(i + 1);
   polychip_copy_args up{};
@@ -271,6 +272,7 @@ TEST(GpuAdapter, TensorOutsideItsMemoryIsRejectedBeforeAnyLaunch) {
   polychip_memory* x = allocate_device(a, 16 * sizeof(float));
   polychip_memory* y = allocate_device(a, 16 * sizeof(float));
   polychip_stream* stream = create_stream(a);
+  ASSERT_TRUE(x && y && stream);
 
   // relu(x) -> y over 16 floats; then over 17, one past the end of x's memory.
   polychip_tensor t[2]{};
