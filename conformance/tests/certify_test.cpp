@@ -692,9 +692,12 @@ TEST_F(CertifyTest, RecordedOutputsReplaceTheEmulationForTheCasesATraceHolds) {
 // NVIDIA H200 with the cuda adapter (conformance/data/nvidia_h200_standard.json,
 // the standard level's cases whose outputs take at most 16 KiB of base64,
 // and every gemm case)
-// are within tolerance on every case they cover, and cpu is nowhere four
-// times worse than the H200. (Before the cancellation-aware tolerance,
-// layernorm_backward with D = 2 failed the H200 at 3.9 times its tolerance.)
+// are within tolerance on every case they cover, and the NVIDIA emulation
+// on every other case but the special values of gelu and silu (PyTorch's
+// kernels give NaN at -inf, pytorch/pytorch#160876). (Before the
+// cancellation-aware tolerance, layernorm_backward with D = 2 failed the H200
+// at 3.9 times its tolerance; before Welford's bound on an exact layernorm's
+// mean, the emulation failed layernorm/f32/2x4096/exact.)
 TEST_F(CertifyTest, TheNvidiaReferenceRecordedOnAnH200PassesEveryCaseItHolds) {
   auto r =
       certify(fmt::format("certify --adapters cpu --level standard --no-progress --out '{}' "
@@ -704,8 +707,15 @@ TEST_F(CertifyTest, TheNvidiaReferenceRecordedOnAnH200PassesEveryCaseItHolds) {
   size_t recorded = 0;
   const json h200 = results("h200");
   for (const json& c : h200["cases"]) {
-    if (c["references"]["nvidia"].get<std::string>().rfind("recorded on NVIDIA H200", 0) != 0)
+    const std::string id = c["id"];
+    if (c["references"]["nvidia"].get<std::string>().rfind("recorded on NVIDIA H200", 0) != 0) {
+      const bool pytorch_nan_at_minus_inf =
+          (c["op"] == "gelu" || c["op"] == "silu") && id.find("/special/") != std::string::npos;
+      if (!pytorch_nan_at_minus_inf && c.contains("metrics")) {
+        EXPECT_EQ(c["metrics"]["nvidia_within_tolerance"], true) << "emulated: " << c.dump(1);
+      }
       continue;
+    }
     ++recorded;
     EXPECT_EQ(c["metrics"]["nvidia_within_tolerance"], true) << c.dump(1);
     EXPECT_EQ(c["verdict"], "Pass") << c.dump(1);

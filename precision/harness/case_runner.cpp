@@ -150,15 +150,6 @@ std::string mistrust(const Problem& p, const std::vector<HostTensor>& exact) {
   return "";
 }
 
-// Exact-integer cases: small integers whose every partial sum is exact in
-// any order, so the result is exact and any difference is a real bug.
-Tolerance exact_integer_tolerance() {
-  Tolerance t;
-  t.mode = ToleranceMode::kExact;
-  t.source = "exact-integer case: tolerance 0";
-  return t;
-}
-
 nlohmann::json base_record(const CaseSpec& spec, const std::string& adapter,
                            const std::string& repro) {
   return {{"id", case_id(spec)},
@@ -333,10 +324,13 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
 
   // Tolerances per output.
   std::vector<Tolerance> tols;
-  for (size_t k = 0; k < p.outputs.size(); ++k)
-    tols.push_back(spec.has("exact") && is_exact_output(p, k)
-                       ? exact_integer_tolerance()
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    const std::optional<Tolerance> exact_tolerance =
+        spec.has("exact") ? exact_case_tolerance(p, k) : std::nullopt;
+    tols.push_back(exact_tolerance
+                       ? *exact_tolerance
                        : ctx.tolerances->lookup(tolerance_key(spec), p.outputs[k].dtype));
+  }
   Measured dev = measure(p, got, exact, tols);
 
   // The NVIDIA reference on the same inputs: the outputs recorded for the

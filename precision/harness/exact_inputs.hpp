@@ -18,12 +18,18 @@
 //    1/2, 1, 2, 4 (half of each sign for layernorm; m a small integer, 0 for
 //    rmsnorm), and eps = 2^-100, far below half an ulp of the variance d^2:
 //    mean = m, variance = d^2 and rstd = 1/d exactly; gamma and beta are
-//    small integers, so y = ±gamma + beta.
+//    small integers, so y = ±gamma + beta. One exception: Welford's
+//    algorithm (PyTorch's, Apex's) divides by running counts, so the mean it
+//    computes is exact only to its rounding; layernorm's mean is held to
+//    sqrt(D) u max|x| (u the mean dtype's unit roundoff), y and rstd stay
+//    exact.
 #pragma once
 
+#include <optional>
 #include <random>
 
 #include "problem.hpp"
+#include "tolerance.hpp"
 
 namespace polychip::precision {
 
@@ -35,8 +41,9 @@ bool has_exact_inputs(const Problem& p);
 // naming what the shape or variant lacks.
 void fill_exact_inputs(Problem& p, std::mt19937_64& rng);
 
-// Whether output `k` of an exact case is exact (tolerance 0): every output
-// except attention's lse when sqrt(D) is not a power of two.
-bool is_exact_output(const Problem& p, size_t k);
+// The tolerance of output `k` of an exact case: 0 for every output but two,
+// attention's lse when sqrt(D) is not a power of two (nullopt: the tolerance
+// table's) and layernorm's mean (Welford's bound above).
+std::optional<Tolerance> exact_case_tolerance(const Problem& p, size_t k);
 
 }  // namespace polychip::precision

@@ -185,6 +185,7 @@ nlohmann::json to_json(const Tolerance& t) {
   if (t.mode == ToleranceMode::kClose) {
     j["rtol"] = t.rtol;
     j["atol_factor"] = t.atol_factor;
+    if (t.atol != 0) j["atol"] = t.atol;
   }
   if (t.mode != ToleranceMode::kExact) {
     j["quality_ratio"] = t.quality_ratio;

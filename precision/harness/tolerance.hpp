@@ -33,6 +33,7 @@ struct Tolerance {
   double ulp = 0;          // kUlp
   double rtol = 0;         // kClose
   double atol_factor = 0;  // kClose: atol = atol_factor * reduce_len * scale
+  double atol = 0;         // kClose: an absolute bound added to that (exact cases)
   // QualityWarning: the error uses more than `quality_floor` of the
   // tolerance and exceeds `quality_ratio` x the NVIDIA emulation's error.
   double quality_ratio = 4;

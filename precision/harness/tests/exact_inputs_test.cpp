@@ -284,7 +284,7 @@ TEST(ExactInputs, OnlyExactAttentionAndNormsTakeThem) {
 }
 
 // lse (the target's score r big L / sqrt(D)) is exact when sqrt(D) is a power
-// of two; o and every output of the norms always are.
+// of two; o and every output of rmsnorm always are.
 TEST(ExactInputs, LseIsExactOnlyWhenSqrtDIsAPowerOfTwo) {
   const struct {
     int64_t dim;
@@ -293,11 +293,85 @@ TEST(ExactInputs, LseIsExactOnlyWhenSqrtDIsAPowerOfTwo) {
   for (const auto& d : dims) {
     const Problem p =
         build_problem(CaseSpec{"attention", DType::kF32, {1, 1, 4, d.dim}, {"exact"}, 1}, kOracle);
-    EXPECT_TRUE(is_exact_output(p, 0)) << d.dim;
-    EXPECT_EQ(is_exact_output(p, 1), d.lse_exact) << d.dim;
+    EXPECT_EQ(exact_case_tolerance(p, 0)->mode, ToleranceMode::kExact) << d.dim;
+    EXPECT_EQ(exact_case_tolerance(p, 1).has_value(), d.lse_exact) << d.dim;
   }
-  const Problem p = build_problem(parse_case_id("layernorm/f32/4x8/exact/seed=1"), kOracle);
-  for (size_t k = 0; k < 3; ++k) EXPECT_TRUE(is_exact_output(p, k)) << k;
+  const Problem p = build_problem(parse_case_id("rmsnorm/f32/4x8/exact/seed=1"), kOracle);
+  for (size_t k = 0; k < 2; ++k) EXPECT_EQ(exact_case_tolerance(p, k)->mode, ToleranceMode::kExact);
+}
+
+// Layernorm's y and rstd are exact; its mean is held to Welford's rounding,
+// sqrt(D) u max|x| (u of the mean's dtype, f32).
+TEST(ExactInputs, LayernormsMeanIsHeldToWelfordsRounding) {
+  const Problem p = build_problem(parse_case_id("layernorm/bf16/16x64/exact/seed=1"), kOracle);
+  EXPECT_EQ(exact_case_tolerance(p, 0)->mode, ToleranceMode::kExact);
+  EXPECT_EQ(exact_case_tolerance(p, 2)->mode, ToleranceMode::kExact);
+  const Tolerance mean = *exact_case_tolerance(p, 1);
+  double largest = 0;
+  for (double x : p.inputs[0].values) largest = std::max(largest, std::fabs(x));
+  EXPECT_GT(largest, 1);
+  EXPECT_EQ(mean.mode, ToleranceMode::kClose);
+  EXPECT_EQ(mean.atol, 8 * 0x1p-24 * largest);
+  EXPECT_EQ(mean.rtol, 0);
+  EXPECT_EQ(mean.atol_factor, 0);
+}
+
+// Welford's algorithm (one thread folding each whole row: the largest
+// rounding) on f32 rows, rounded to f32: its mean passes the exact
+// layernorm cases, and a mean one element short of the row fails them.
+polychip_status welford_layernorm(const polychip_kernel_args* a, bool drop_last) {
+  const int64_t n = a->tensors[0].shape[0], d = a->tensors[0].shape[1];
+  const float *x = test::host_f32(a, 0), *gamma = test::host_f32(a, 1),
+              *beta = test::host_f32(a, 2);
+  float *y = test::host_f32(a, 3), *mean_out = test::host_f32(a, 4),
+        *rstd_out = test::host_f32(a, 5);
+  if (!x || !gamma || !beta || !y || !mean_out || !rstd_out) return POLYCHIP_UNSUPPORTED;
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = x + r * d;
+    float mean = 0, m2 = 0, count = 0;
+    for (int64_t j = 0; j < d - (drop_last ? 1 : 0); ++j) {
+      count += 1;
+      const float delta = row[j] - mean;
+      mean += delta / count;
+      m2 += delta * (row[j] - mean);
+    }
+    // The statistics y and rstd use are the exact ones: only the mean a
+    // kernel writes out is under test.
+    double exact_mean = 0, exact_m2 = 0;
+    for (int64_t j = 0; j < d; ++j) exact_mean += row[j];
+    exact_mean /= static_cast<double>(d);
+    for (int64_t j = 0; j < d; ++j) exact_m2 += (row[j] - exact_mean) * (row[j] - exact_mean);
+    const double rstd =
+        1 / std::sqrt(exact_m2 / static_cast<double>(d) + a->attrs->floats[attr::kEps]);
+    for (int64_t j = 0; j < d; ++j)
+      y[r * d + j] = static_cast<float>((row[j] - exact_mean) * rstd * gamma[j] + beta[j]);
+    mean_out[r] = mean;
+    rstd_out[r] = static_cast<float>(rstd);
+  }
+  return POLYCHIP_OK;
+}
+polychip_status welford_mean(const polychip_kernel_args* a) { return welford_layernorm(a, false); }
+polychip_status welford_mean_one_element_short(const polychip_kernel_args* a) {
+  return welford_layernorm(a, true);
+}
+
+TEST_F(ExactInputsTest, AWelfordMeanPassesAndAMeanOneElementShortFails) {
+  const char* const ids[] = {"layernorm/f32/2x4096/exact/seed=2",
+                             "layernorm/f32/16x1024/exact/seed=1"};
+  runtime_.dispatcher().patch(device_.device_type(), "layernorm", std::nullopt, &welford_mean,
+                              "exact_inputs_test");
+  for (const char* id : ids) {
+    const CaseOutcome out = run(id);
+    EXPECT_EQ(out.verdict, Verdict::kPass) << id << ": " << out.record.value("message", "");
+  }
+  runtime_.dispatcher().patch(device_.device_type(), "layernorm", std::nullopt,
+                              &welford_mean_one_element_short, "exact_inputs_test");
+  for (const char* id : ids) {
+    const CaseOutcome out = run(id);
+    EXPECT_EQ(out.verdict, Verdict::kFail) << id;
+    EXPECT_NE(out.record.value("message", "").find("of 'mean' beyond tolerance"), std::string::npos)
+        << id << ": " << out.record.value("message", "");
+  }
 }
 
 }  // namespace
