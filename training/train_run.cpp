@@ -1,6 +1,7 @@
 #include "train_run.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -83,23 +84,48 @@ bool is_launched_rank() {
   }
 }
 
+// A step whose loss or gradient norm is not finite ends the run (Megatron's
+// NaN check): its weights took the update, so nothing more is written and
+// the run directory keeps the last checkpoint. Every rank of a data-parallel
+// run sees the same all-reduced loss and agreed norm, so all stop at once.
+void refuse_divergence(const StepRecord& r, int64_t last_checkpoint) {
+  if (std::isfinite(r.loss) && std::isfinite(r.grad_norm)) return;
+  const auto value = [](double v) {
+    return std::isnan(v) ? std::string("nan") : fmt::format("{}", v);
+  };
+  throw Error(StatusCode::kAborted,
+              fmt::format("step {}: the loss is {} and the gradient norm {}: training diverged "
+                          "(learning rate {:g}); stopped, {}",
+                          r.step, value(r.loss), value(r.grad_norm), r.learning_rate,
+                          last_checkpoint > 0
+                              ? fmt::format("the run directory holds step {}", last_checkpoint)
+                              : std::string("nothing was written to the run directory")));
+}
+
 // Steps to options.steps; only the lead prints and writes the directory.
 // `step1_grad_norms` (may be null) receives gradient_norms() after step 1.
 void train_steps(Trainer& trainer, const TrainRunOptions& options, bool lead,
                  std::ostream& progress,
                  std::vector<std::pair<std::string, double>>* step1_grad_norms = nullptr) {
+  // A resumed run's directory holds the step it resumed from.
+  int64_t last_checkpoint = options.resume ? trainer.steps_done() : 0;
   while (trainer.steps_done() < options.steps) {
     const auto start = std::chrono::steady_clock::now();
     const StepRecord r = trainer.step();
     if (r.step == 1 && step1_grad_norms) *step1_grad_norms = gradient_norms(trainer);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (lead)
+      progress << fmt::format(
+                      "step {:>5}/{}  loss {:.6f}  grad_norm {:.4f}  lr {:.2e}  {:.1f} ms\n",
+                      r.step, options.steps, r.loss, r.grad_norm, r.learning_rate, ms)
+               << std::flush;
+    refuse_divergence(r, last_checkpoint);
     if (!lead) continue;
-    progress << fmt::format("step {:>5}/{}  loss {:.6f}  grad_norm {:.4f}  lr {:.2e}  {:.1f} ms\n",
-                            r.step, options.steps, r.loss, r.grad_norm, r.learning_rate, ms)
-             << std::flush;
-    if (options.checkpoint_every > 0 && r.step % options.checkpoint_every == 0)
+    if (options.checkpoint_every > 0 && r.step % options.checkpoint_every == 0) {
       write_checkpoint(options.out_dir, trainer);
+      last_checkpoint = r.step;
+    }
   }
   if (!lead) return;
   write_checkpoint(options.out_dir, trainer);
@@ -141,8 +167,14 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
                           options.preset, trainer.model().layout().total(), device.label(),
                           device.device_type(), trainer.corpus_hash());
   std::vector<std::pair<std::string, double>> step1_grad_norms;
-  train_steps(trainer, options, true, progress,
-              options.record_reference.empty() ? nullptr : &step1_grad_norms);
+  try {
+    train_steps(trainer, options, true, progress,
+                options.record_reference.empty() ? nullptr : &step1_grad_norms);
+  } catch (const Error& e) {
+    if (e.code() != StatusCode::kAborted) throw;
+    errors << "polychip train: " << e.message() << "\n";
+    return 3;
+  }
   if (!options.record_reference.empty()) {
     const ReferenceTrace trace =
         make_trace(trainer, options.preset, device.device_type(), std::move(step1_grad_norms));

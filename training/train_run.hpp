@@ -33,9 +33,11 @@ struct TrainRunOptions {
   std::string dp_weights = "check";
 };
 
-// Exit code: 0 done, 2 a bad option or device (message on `errors`); a
-// data-parallel rank: 3 when the run failed (a peer died, weights diverged),
-// its message starting with "rank N:"; --np: the first failed rank's code.
+// Exit code: 0 done, 2 a bad option or device (message on `errors`), 3 when
+// the run failed: a step's loss or gradient norm was not finite (training
+// diverged); a data-parallel rank also when a peer died or the ranks'
+// weights diverged, its message starting with "rank N:"; --np: the first
+// failed rank's code.
 int run_training(const TrainRunOptions& options, std::ostream& progress, std::ostream& errors);
 
 }  // namespace polychip::training

@@ -66,6 +66,31 @@ TEST_F(TrainCommand, ResumeContinuesToTheSameCurveAsOneRun) {
             slurp(dir_ / "split" / "model.safetensors"));
 }
 
+// A learning rate that blows the weights up: the step whose loss is NaN
+// ends the run with exit code 3, naming the step and the learning rate; the
+// run directory keeps the last checkpoint (step 1), not the NaN weights.
+// (It exited 0 after training on NaN to the last step.)
+TEST_F(TrainCommand, ADivergedRunStopsAtTheFirstNonFiniteLoss) {
+  const fs::path run = dir_ / "diverged";
+  const Result r =
+      train("--preset tiny --steps 5 --lr 1e30 --checkpoint-every 1 --out " + run.string());
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("polychip train: step 2: the loss is nan and the gradient norm nan: "
+                       "training diverged (learning rate 1e+30); stopped, the run directory "
+                       "holds step 1"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("step     3/5"), std::string::npos) << r.out;
+  EXPECT_EQ(history("diverged").size(), 1u);
+  // Without checkpoints along the way nothing is written.
+  const Result fresh =
+      train("--preset tiny --steps 5 --lr 1e30 --out " + (dir_ / "fresh").string());
+  EXPECT_EQ(fresh.exit_code, 3) << fresh.err;
+  EXPECT_NE(fresh.err.find("stopped, nothing was written to the run directory"), std::string::npos)
+      << fresh.err;
+  EXPECT_FALSE(fs::exists(dir_ / "fresh" / "training_state.json"));
+}
+
 TEST_F(TrainCommand, BadDeviceOrOptionIsAUsageError) {
   Result r = train("--adapter no_such_chip --preset tiny --steps 1 --out " + (dir_ / "x").string());
   EXPECT_EQ(r.exit_code, 2);
