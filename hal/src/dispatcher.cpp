@@ -51,12 +51,18 @@ struct Hook {
   std::string origin;
 };
 
+// A kernel to call and, for a patch, who patched (empty for the adapter's).
+struct ResolvedKernel {
+  polychip_kernel_fn fn = nullptr;
+  std::string patch_origin;
+};
+
 // A kernel candidate for one op on one device: its dtype signature and
 // function. Patches come first (newest first), then the adapter's entries.
 struct Candidate {
   const polychip_dtype* signature;
   int num_dtypes;
-  polychip_kernel_fn fn;
+  ResolvedKernel kernel;
 };
 
 // What one device can run, indexed by the op's position in the contract.
@@ -137,31 +143,32 @@ struct Dispatcher::Impl {
       auto it = patches.find(std::make_pair(dk.device_type, std::string(op_contract()[i].name)));
       if (it != patches.end())
         for (auto p = it->second.rbegin(); p != it->second.rend(); ++p)
-          dk.resolved[i].push_back(
-              {p->raw_signature.data(), static_cast<int>(p->raw_signature.size()), p->fn});
+          dk.resolved[i].push_back({p->raw_signature.data(),
+                                    static_cast<int>(p->raw_signature.size()),
+                                    {p->fn, p->origin}});
       for (const auto* e : dk.entries[i])
-        dk.resolved[i].push_back({e->signature, e->num_dtypes, e->fn});
+        dk.resolved[i].push_back({e->signature, e->num_dtypes, {e->fn, {}}});
     }
     dk.patch_generation = patch_generation;
   }
 
-  // The kernel for a validated call, or nullptr.
-  polychip_kernel_fn resolve(const Device& d, const OpSpec& op, const polychip_tensor* t, int n) {
+  // The kernel for a validated call (fn nullptr: none).
+  ResolvedKernel resolve(const Device& d, const OpSpec& op, const polychip_tensor* t, int n) {
     DeviceKernels& dk = kernels_of(d);
     const size_t idx = op_index(op);
     {
       std::shared_lock lock(mutex);
       if (dk.patch_generation == patch_generation) {
         for (const auto& c : dk.resolved[idx])
-          if (signature_matches(c.signature, c.num_dtypes, t, n)) return c.fn;
-        return nullptr;
+          if (signature_matches(c.signature, c.num_dtypes, t, n)) return c.kernel;
+        return {};
       }
     }
     std::unique_lock lock(mutex);
     if (dk.patch_generation != patch_generation) rebuild_candidates(dk);
     for (const auto& c : dk.resolved[idx])
-      if (signature_matches(c.signature, c.num_dtypes, t, n)) return c.fn;
-    return nullptr;
+      if (signature_matches(c.signature, c.num_dtypes, t, n)) return c.kernel;
+    return {};
   }
 
   bool device_type_exists(std::string_view type) const {
@@ -217,16 +224,16 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
       if (auto why = check_tensor_bounds(abi[k], *size, k); !why.empty())
         throw_error(StatusCode::kInvalidArgument, fmt::format("{}: {}", op->name, why));
 
-  polychip_kernel_fn fn = impl_->resolve(device, *op, abi, n);
-  if (!fn) {
+  const ResolvedKernel kernel = impl_->resolve(device, *op, abi, n);
+  if (!kernel.fn) {
     DTypeSignature sig;
     for (int k = 0; k < n; ++k) sig.push_back(static_cast<DType>(abi[k].dtype));
     if (impl_->host_fallback && std::string_view(device.adapter_name()) != "cpu") {
       auto cpu = impl_->runtime.adapter_api("cpu") ? impl_->runtime.device("cpu") : Device{};
       if (cpu.valid()) {
-        polychip_kernel_fn cpu_fn = impl_->resolve(cpu, *op, abi, n);
-        if (cpu_fn) {
-          run_on_host(cpu, cpu_fn, *op, tensors, attrs, stream);
+        const ResolvedKernel cpu_kernel = impl_->resolve(cpu, *op, abi, n);
+        if (cpu_kernel.fn) {
+          run_on_host(cpu, cpu_kernel.fn, *op, tensors, attrs, stream);
           std::unique_lock lock(impl_->mutex);
           ++impl_->fallbacks[{device.device_type(), op->name}];
           return;
@@ -249,13 +256,31 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
   args.num_tensors = n;
   args.attrs = &attrs;
   args.adapter = &device.api();
-  polychip_status st = fn(&args);
+  const std::string where =
+      fmt::format("{} on {} ({})", op->name, device.label(), device.device_type());
+  if (!kernel.patch_origin.empty()) {
+    // A patch has no message channel of its own, and the adapter's last
+    // message may be an earlier call's: name the patch, and pass on the
+    // adapter's message only where the call changed it.
+    const auto adapter_message = [&] {
+      const char* m = device.api().last_error_message();
+      return std::string(m ? m : "");
+    };
+    const std::string before = adapter_message();
+    const polychip_status st = kernel.fn(&args);
+    if (st == POLYCHIP_OK) return;
+    const std::string after = adapter_message();
+    throw_error(
+        st > 0 && st < POLYCHIP_STATUS_COUNT_ ? static_cast<StatusCode>(st) : StatusCode::kInternal,
+        fmt::format("{}: the patched kernel ({}) failed with {}{}", where, kernel.patch_origin,
+                    status_code_name(st), after != before && !after.empty() ? ": " + after : ""));
+  }
+  const polychip_status st = kernel.fn(&args);
   if (st != POLYCHIP_OK) {
     try {
       device.check(st, op->name);
     } catch (const Error& e) {
-      throw e.annotate(
-          fmt::format("{} on {} ({})", op->name, device.label(), device.device_type()));
+      throw e.annotate(where);
     }
   }
 }
@@ -266,7 +291,7 @@ bool Dispatcher::has_kernel(const Device& device, std::string_view op_name,
   if (!op) return false;
   std::vector<polychip_tensor> t(sig.size());
   for (size_t k = 0; k < sig.size(); ++k) t[k].dtype = static_cast<polychip_dtype>(sig[k]);
-  return impl_->resolve(device, *op, t.data(), static_cast<int>(t.size())) != nullptr;
+  return impl_->resolve(device, *op, t.data(), static_cast<int>(t.size())).fn != nullptr;
 }
 
 uint64_t Dispatcher::patch(std::string_view device_type, std::string_view op_name,

@@ -40,6 +40,21 @@ polychip_status reference_neg(const polychip_kernel_args* a) {
   return POLYCHIP_OK;
 }
 polychip_status failing_kernel(const polychip_kernel_args*) { return POLYCHIP_DATA_CORRUPTION; }
+// Calls into the adapter that fail with its own message ("event_record:
+// NULL event or stream", "event_elapsed: NULL event").
+polychip_status record_no_event(const polychip_adapter_api* api) {
+  polychip_event_args e{};
+  e.struct_size = sizeof e;
+  return api->event_record(&e);
+}
+polychip_status elapsed_of_no_events(const polychip_adapter_api* api) {
+  polychip_event_elapsed_args e{};
+  e.struct_size = sizeof e;
+  return api->event_elapsed(&e);
+}
+polychip_status failing_in_the_adapter(const polychip_kernel_args* a) {
+  return elapsed_of_no_events(a->adapter);
+}
 // Trusts its arguments, as a kernel may once the dispatcher checked them.
 int g_trusting_kernel_calls = 0;
 polychip_status trusting_kernel(const polychip_kernel_args*) {
@@ -127,6 +142,30 @@ TEST_F(DispatcherTest, KernelErrorsCarryOpDeviceAndCode) {
     EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
     EXPECT_NE(e.message().find("neg on cpu:0 (cpu.host)"), std::string::npos) << e.message();
   }
+}
+
+// A patch has no message channel: its failure names the patch, and quotes
+// the adapter's last message only where the patch's own call into the
+// adapter set it — not an earlier call's, which it quoted before.
+TEST_F(DispatcherTest, AFailingPatchIsNamedAndNeverQuotesAnEarlierCallsMessage) {
+  ASSERT_EQ(record_no_event(&cpu.api()), POLYCHIP_INVALID_ARGUMENT);
+  const std::string earlier = cpu.api().last_error_message();
+  ASSERT_NE(earlier.find("event_record"), std::string::npos) << earlier;
+  disp.patch("cpu.host", "neg", std::nullopt, failing_kernel, "the vendor's fix");
+  try {
+    run_neg(cpu, {1});
+    ADD_FAILURE() << "the patch did not fail the call";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+    EXPECT_EQ(e.message(),
+              "neg on cpu:0 (cpu.host): the patched kernel (the vendor's fix) failed with "
+              "DATA_CORRUPTION");
+  }
+  disp.patch("cpu.host", "neg", std::nullopt, failing_in_the_adapter, "a patch calling cpu");
+  testing::expect_error(StatusCode::kInvalidArgument,
+                        "the patched kernel (a patch calling cpu) failed with INVALID_ARGUMENT: "
+                        "event_elapsed: NULL event",
+                        [&] { run_neg(cpu, {1}); });
 }
 
 TEST_F(DispatcherTest, CallValidationErrorsNameTheArgument) {

@@ -161,12 +161,19 @@ def test_what_a_python_kernel_raises_fails_the_call_naming_op_and_exception(patc
     patch(sim.device_type, "exp", broken)
     x = polychip.tensor(np.zeros(2, np.float32), device=sim)
     y = polychip.empty([2], device=sim)
+    # An earlier call's failure on the same adapter: its message was quoted
+    # as the patch's before ("event_elapsed: an event was never recorded").
+    with pytest.raises(polychip.Error, match="never recorded"):
+        polychip.Event.elapsed_ms(polychip.Event(sim), polychip.Event(sim))
     with pytest.raises(polychip.Error,
                        match="Python kernel for exp raised.*the vendor's kernel is broken") as raised:
         polychip.call("exp", x, y)
-    # Nothing else: the HAL quotes the adapter's last error, which a probe
-    # of sim memory for a host pointer once left there.
-    assert "failed with INTERNAL: (no message): Python kernel" in str(raised.value)
+    assert str(raised.value).startswith(
+        f"INTERNAL: exp on {sim.label} ({sim.device_type}): the patched kernel (python: "
+        "<function test_what_a_python_kernel_raises_fails_the_call_naming_op_and_exception."
+        "<locals>.broken at ")
+    assert ") failed with INTERNAL: Python kernel for exp raised" in str(raised.value)
+    assert "never recorded" not in str(raised.value)
 
 
 def test_a_python_kernel_that_calls_its_own_op_fails_at_the_recursion_limit_without_crashing():
