@@ -256,8 +256,10 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
   args.num_tensors = n;
   args.attrs = &attrs;
   args.adapter = &device.api();
-  const std::string where =
-      fmt::format("{} on {} ({})", op->name, device.label(), device.device_type());
+  // Formatted on failure only: this is every op call's path.
+  const auto where = [&] {
+    return fmt::format("{} on {} ({})", op->name, device.label(), device.device_type());
+  };
   if (!kernel.patch_origin.empty()) {
     // A patch has no message channel of its own, and the adapter's last
     // message may be an earlier call's: name the patch, and pass on the
@@ -272,7 +274,7 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
     const std::string after = adapter_message();
     throw_error(
         st > 0 && st < POLYCHIP_STATUS_COUNT_ ? static_cast<StatusCode>(st) : StatusCode::kInternal,
-        fmt::format("{}: the patched kernel ({}) failed with {}{}", where, kernel.patch_origin,
+        fmt::format("{}: the patched kernel ({}) failed with {}{}", where(), kernel.patch_origin,
                     status_code_name(st), after != before && !after.empty() ? ": " + after : ""));
   }
   const polychip_status st = kernel.fn(&args);
@@ -280,7 +282,7 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
     try {
       device.check(st, op->name);
     } catch (const Error& e) {
-      throw e.annotate(where);
+      throw e.annotate(where());
     }
   }
 }
