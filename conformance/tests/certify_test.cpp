@@ -396,6 +396,11 @@ TEST_F(CertifyTest, UsageErrorsExitWithTwo) {
   r = certify("certify --adapters cpu --out ''");
   EXPECT_NE(r.err.find("--out: is empty"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "f"));
+  // Blanks after the commas are not part of a name ("no device ' sim:0'").
+  r = certify(fmt::format("certify --adapters 'cpu, sim:0 ' --case exp/f32/4/seed=1 --out '{}'",
+                          out_dir("h")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(results("h")["adapters"].size(), 2u);
 }
 
 // The comm suite: one rank per --adapters entry, every collective and dtype,

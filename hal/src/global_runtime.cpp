@@ -9,12 +9,18 @@
 namespace polychip {
 namespace {
 
-std::vector<std::string> split(const char* value, char sep) {
+// Items of a `sep`-separated list, empty ones dropped; with `trim`, blanks
+// around an item go too ("cpu, sim" selects "sim", not " sim").
+std::vector<std::string> split(const char* value, char sep, bool trim = false) {
   std::vector<std::string> out;
   if (!value) return out;
   std::string cur;
   for (const char* p = value;; ++p) {
     if (*p == sep || *p == '\0') {
+      if (trim) {
+        cur.erase(0, cur.find_first_not_of(" \t"));
+        cur.erase(cur.find_last_not_of(" \t") + 1);
+      }
       if (!cur.empty()) out.push_back(cur);
       cur.clear();
       if (*p == '\0') break;
@@ -32,7 +38,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   o.builtin_adapters = builtin_adapter_entries();
   o.adapter_path = split(std::getenv("POLYCHIP_ADAPTER_PATH"), ':');
   if (const char* sel = std::getenv("POLYCHIP_ADAPTERS"); sel && *sel)
-    o.selected_adapters = split(sel, ',');
+    o.selected_adapters = split(sel, ',', true);
   o.patch_libraries = split(std::getenv("POLYCHIP_PATCHES"), ':');
   o.host_fallback = read_boolean_environment("POLYCHIP_HOST_FALLBACK", false);
   return o;

@@ -217,11 +217,17 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
       }
     }
   }
-  if (opts.selected_adapters)
+  if (opts.selected_adapters) {
     for (const auto& name : *opts.selected_adapters)
       if (!impl_->named(name))
         impl_->refused.push_back(
             {"POLYCHIP_ADAPTERS", fmt::format("selects '{}', which no adapter provides", name)});
+    // "," or " ": set, yet naming nothing, it left no adapter without a word.
+    if (opts.selected_adapters->empty())
+      impl_->refused.push_back({"POLYCHIP_ADAPTERS",
+                                "names no adapter, so none is loaded: list some (cpu,sim) or "
+                                "unset it for every adapter"});
+  }
 
   impl_->dispatcher = std::make_unique<Dispatcher>(*this);
   impl_->dispatcher->set_host_fallback(opts.host_fallback);

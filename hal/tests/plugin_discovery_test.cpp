@@ -118,6 +118,17 @@ TEST(PluginDiscoveryTest, SelectionKeepsOnlyNamedAdaptersAndReportsUnknownNames)
         << spec;
 }
 
+// POLYCHIP_ADAPTERS="," selects nothing: said, not left to a device list
+// that is empty without a word.
+TEST(PluginDiscoveryTest, ASelectionNamingNoAdapterIsReported) {
+  auto o = testing::cpu_only_options();
+  o.selected_adapters = std::vector<std::string>{};
+  Runtime rt(o);
+  EXPECT_TRUE(rt.adapters().empty());
+  EXPECT_NE(reason_for(rt, "POLYCHIP_ADAPTERS").find("names no adapter, so none is loaded"),
+            std::string::npos);
+}
+
 const AdapterInfo* adapter_named(const Runtime& rt, const std::string& name) {
   for (const auto& a : rt.adapters())
     if (a.name == name) return &a;

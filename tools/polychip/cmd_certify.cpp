@@ -36,7 +36,8 @@ const bool certify_registered = polychip::cli::register_command(
                      "comma separated: an adapter name (every device of it), a device type or "
                      "adapter:N (one device), e.g. cpu,sim.faithful,sim:2")
           ->required()
-          ->delimiter(',');
+          ->delimiter(',')
+          ->transform(polychip::cli::trimmed());
       CLI::Option* profile_option =
           sub.add_option("--profile", o->profile,
                          "precision: certification profile, the op x dtype pairs a device must "

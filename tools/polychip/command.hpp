@@ -32,6 +32,18 @@ inline CLI::Validator non_empty() {
       "non-empty");
 }
 
+// List items typed with blanks after the commas ("cpu, sim:0"): the blanks
+// are not part of the name.
+inline CLI::Validator trimmed() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        text.erase(0, text.find_first_not_of(" \t"));
+        text.erase(text.find_last_not_of(" \t") + 1);
+        return "";
+      },
+      "", "trimmed");
+}
+
 // A decimal whole number that T holds, for 64-bit options: CLI11 2.1 reads
 // them with strtoll/strtoull unchecked, so "99999999999999999999" became
 // INT64_MAX and "-1" a seed of 2^64 - 1.

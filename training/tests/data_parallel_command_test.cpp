@@ -100,10 +100,11 @@ TEST_F(DataParallelCommand, RanksOnCpuSimAndOpenclMatchTheSingleDeviceRun) {
   EXPECT_TRUE(fs::exists(dir_ / "dp" / "model.safetensors"));
 }
 
+// (The device list as typed with a blank after the comma: " cpu" is cpu.)
 TEST_F(DataParallelCommand, TwoCpuRanksKeepBitwiseIdenticalWeightsAndMatch) {
   ASSERT_EQ(train({"--preset", "tiny", "--steps", "30", "--out", (dir_ / "single").string()}), 0);
-  ASSERT_EQ(train({"--np", "2", "--dp-weights", "check", "--preset", "tiny", "--steps", "30",
-                   "--out", (dir_ / "dp").string()}),
+  ASSERT_EQ(train({"--np", "2", "--adapter", "cpu, cpu", "--dp-weights", "check", "--preset",
+                   "tiny", "--steps", "30", "--out", (dir_ / "dp").string()}),
             0)
       << slurp(dir_ / "stderr");
   expect_cross_vendor_match(curve("single"), curve("dp"));

@@ -10,7 +10,9 @@ std::vector<std::string> rank_device_list(const std::string& list, const std::st
   size_t start = 0;
   for (;;) {
     const size_t comma = list.find(',', start);
-    const std::string entry = list.substr(start, comma - start);
+    std::string entry = list.substr(start, comma - start);
+    entry.erase(0, entry.find_first_not_of(" \t"));  // "cpu, sim": " sim" is "sim"
+    entry.erase(entry.find_last_not_of(" \t") + 1);
     if (entry.empty()) throw Error(StatusCode::kInvalidArgument, option + ": an empty entry");
     entries.push_back(entry);
     if (comma == std::string::npos) return entries;
