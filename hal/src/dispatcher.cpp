@@ -273,7 +273,7 @@ void Dispatcher::call(std::string_view op_name, std::span<const TensorView> tens
     if (st == POLYCHIP_OK) return;
     const std::string after = adapter_message();
     throw_error(
-        st > 0 && st < POLYCHIP_STATUS_COUNT_ ? static_cast<StatusCode>(st) : StatusCode::kInternal,
+        failure_code(st),
         fmt::format("{}: the patched kernel ({}) failed with {}{}", where(), kernel.patch_origin,
                     status_code_name(st), after != before && !after.empty() ? ": " + after : ""));
   }
@@ -456,10 +456,8 @@ bool Dispatcher::invoke_hook(std::string_view hook_point, const Device& device, 
   a.payload = payload;
   polychip_status st = fn(&a);
   if (st != POLYCHIP_OK)
-    throw_error(
-        st > 0 && st < POLYCHIP_STATUS_COUNT_ ? static_cast<StatusCode>(st) : StatusCode::kInternal,
-        fmt::format("hook '{}' for {} failed with {}", hook_point, device.device_type(),
-                    status_code_name(st)));
+    throw_error(failure_code(st), fmt::format("hook '{}' for {} failed with {}", hook_point,
+                                              device.device_type(), status_code_name(st)));
   return true;
 }
 

@@ -32,12 +32,15 @@ Error Error::annotate(const std::string& context) const {
 
 void throw_error(StatusCode code, std::string message) { throw Error(code, std::move(message)); }
 
+StatusCode failure_code(polychip_status status) {
+  return status > 0 && status < POLYCHIP_STATUS_COUNT_ ? static_cast<StatusCode>(status)
+                                                       : StatusCode::kInternal;
+}
+
 void check_adapter_status(polychip_status status, const char* adapter, const char* call,
                           const char* adapter_message) {
   if (status == POLYCHIP_OK) return;
-  // A code outside the enum is the adapter's bug; keep it visible as INTERNAL.
-  StatusCode code = status > 0 && status < POLYCHIP_STATUS_COUNT_ ? static_cast<StatusCode>(status)
-                                                                  : StatusCode::kInternal;
+  const StatusCode code = failure_code(status);
   std::string detail = adapter_message && *adapter_message ? adapter_message : "(no message)";
   throw_error(code, fmt::format("adapter '{}' {} failed with {}: {}", adapter, call,
                                 status_code_name(status), detail));

@@ -55,6 +55,7 @@ polychip_status elapsed_of_no_events(const polychip_adapter_api* api) {
 polychip_status failing_in_the_adapter(const polychip_kernel_args* a) {
   return elapsed_of_no_events(a->adapter);
 }
+polychip_status out_of_range_kernel(const polychip_kernel_args*) { return POLYCHIP_STATUS_COUNT_; }
 // Trusts its arguments, as a kernel may once the dispatcher checked them.
 int g_trusting_kernel_calls = 0;
 polychip_status trusting_kernel(const polychip_kernel_args*) {
@@ -133,6 +134,24 @@ TEST_F(DispatcherTest, PatchingUnknownTargetsFailsLoudly) {
                Error);
 }
 
+// The adapter's own kernel refusing its input: the op, the device, the
+// adapter's code and message.
+TEST_F(DispatcherTest, AnAdapterKernelsFailureCarriesItsMessage) {
+  std::vector<float> logits(6, 0.0f);
+  std::vector<int32_t> targets = {1, 7};  // 7: no such class of 3
+  Tensor x = Tensor::from_host(cpu, DType::kF32, {2, 3}, logits.data());
+  Tensor t = Tensor::from_host(cpu, DType::kI32, {2}, targets.data());
+  Tensor loss(cpu, DType::kF32, {2});
+  Stream s(cpu);
+  testing::expect_error(
+      StatusCode::kInvalidArgument,
+      "cross_entropy on cpu:0 (cpu.host): adapter 'cpu' cross_entropy failed "
+      "with INVALID_ARGUMENT: cross_entropy: 'targets'[1] = 7",
+      [&] {
+        disp.call("cross_entropy", {x, t, loss}, default_attrs(*find_op("cross_entropy")), s);
+      });
+}
+
 TEST_F(DispatcherTest, KernelErrorsCarryOpDeviceAndCode) {
   disp.patch("cpu.host", "neg", std::nullopt, failing_kernel, "t");
   try {
@@ -161,6 +180,10 @@ TEST_F(DispatcherTest, AFailingPatchIsNamedAndNeverQuotesAnEarlierCallsMessage) 
               "neg on cpu:0 (cpu.host): the patched kernel (the vendor's fix) failed with "
               "DATA_CORRUPTION");
   }
+  // A code outside the enum is the patch's bug, kept visible as INTERNAL.
+  disp.patch("cpu.host", "neg", std::nullopt, out_of_range_kernel, "x");
+  testing::expect_error(StatusCode::kInternal, "the patched kernel (x) failed with UNKNOWN(12)",
+                        [&] { run_neg(cpu, {1}); });
   disp.patch("cpu.host", "neg", std::nullopt, failing_in_the_adapter, "a patch calling cpu");
   testing::expect_error(StatusCode::kInvalidArgument,
                         "the patched kernel (a patch calling cpu) failed with INVALID_ARGUMENT: "

@@ -82,11 +82,14 @@ TEST_F(TrainCommand, ADivergedRunStopsAtTheFirstNonFiniteLoss) {
       << r.err;
   EXPECT_EQ(r.out.find("step     3/5"), std::string::npos) << r.out;
   EXPECT_EQ(history("diverged").size(), 1u);
-  // Without checkpoints along the way nothing is written.
-  const Result fresh =
-      train("--preset tiny --steps 5 --lr 1e30 --out " + (dir_ / "fresh").string());
+  // Without checkpoints along the way nothing is written. At 1e4 the loss
+  // is still finite (about 6.7e8) where the gradient norm is not.
+  const Result fresh = train("--preset tiny --steps 5 --lr 1e4 --out " + (dir_ / "fresh").string());
   EXPECT_EQ(fresh.exit_code, 3) << fresh.err;
-  EXPECT_NE(fresh.err.find("stopped, nothing was written to the run directory"), std::string::npos)
+  EXPECT_EQ(fresh.err.find("the loss is nan"), std::string::npos) << fresh.err;
+  EXPECT_NE(fresh.err.find("and the gradient norm nan: training diverged (learning rate 10000); "
+                           "stopped, nothing was written to the run directory"),
+            std::string::npos)
       << fresh.err;
   EXPECT_FALSE(fs::exists(dir_ / "fresh" / "training_state.json"));
 }

@@ -29,6 +29,10 @@ enum class StatusCode : int32_t {
 // "INVALID_ARGUMENT", ...; "UNKNOWN(<n>)" for codes outside the enum.
 std::string status_code_name(int32_t code);
 
+// The StatusCode of a failed call's status; a code outside the enum is the
+// callee's bug, kept visible as kInternal.
+StatusCode failure_code(polychip_status status);
+
 class Error : public std::runtime_error {
  public:
   Error(StatusCode code, std::string message);
