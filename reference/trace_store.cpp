@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "polychip/atomic_file.hpp"
+#include "polychip/case_key.hpp"
 
 namespace polychip::reference {
 namespace {
@@ -80,19 +81,9 @@ std::vector<uint8_t> to_bytes(const precision::HostTensor& t) {
   throw_error(StatusCode::kDataCorruption, fmt::format("trace file {}: {}", path.string(), what));
 }
 
-std::string dims_string(const Shape& dims) {
-  std::string s;
-  for (size_t k = 0; k < dims.size(); ++k) s += fmt::format("{}{}", k ? "x" : "", dims[k]);
-  return s.empty() ? "scalar" : s;
-}
-
 }  // namespace
 
-std::string TraceKey::to_string() const {
-  std::string s = fmt::format("{}/{}/{}", op, dtype_name(dtype), dims_string(dims));
-  if (!variant.empty()) s += "/" + variant;
-  return s + fmt::format("/seed={}", seed);
-}
+std::string TraceKey::to_string() const { return case_key(op, dtype, dims, variant, seed); }
 
 std::string TraceProvenance::to_string() const {
   return fmt::format("recorded on {} (driver {}, CUDA {}, {}, {})",

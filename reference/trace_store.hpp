@@ -27,7 +27,7 @@ struct TraceKey {
   Shape dims;
   uint64_t seed = 0;
   std::string variant;
-  // "gemm/f32/64x64x64/tf32/seed=7" (the harness's case-id layout).
+  // case_key(): "gemm/f32/64x64x64/tf32/seed=7", the suite's case id.
   std::string to_string() const;
   bool operator==(const TraceKey&) const = default;
 };

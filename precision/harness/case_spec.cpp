@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "polychip/case_key.hpp"
 #include "polychip/error.hpp"
 #include "polychip/op_contract.hpp"
 
@@ -57,13 +58,7 @@ std::string CaseSpec::variant_string() const {
 }
 
 std::string case_id(const CaseSpec& spec) {
-  std::string dims;
-  for (size_t k = 0; k < spec.dims.size(); ++k)
-    dims += fmt::format("{}{}", k ? "x" : "", spec.dims[k]);
-  if (spec.dims.empty()) dims = "scalar";
-  const std::string variant = spec.variant_string();
-  return fmt::format("{}/{}/{}{}{}/seed={}", spec.op, dtype_name(spec.dtype), dims,
-                     variant.empty() ? "" : "/", variant, spec.seed);
+  return case_key(spec.op, spec.dtype, spec.dims, spec.variant_string(), spec.seed);
 }
 
 CaseSpec parse_case_id(std::string_view id) {
