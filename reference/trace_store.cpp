@@ -1,13 +1,16 @@
 #include "reference/trace_store.hpp"
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "polychip/atomic_file.hpp"
 #include "polychip/case_key.hpp"
+#include "polychip/op_contract.hpp"
 
 namespace polychip::reference {
 namespace {
@@ -141,11 +144,23 @@ TraceRecord trace_record_from_json(const json& j, const std::string& where_given
   std::string where = where_given;
   try {
     const json& k = j.at("key");
+    // (A seed of -1 read as an unsigned one is 2^64 - 1.)
+    if (!k.at("seed").is_number_unsigned())
+      throw_error(
+          StatusCode::kDataCorruption,
+          fmt::format("{}: the seed {} is not a whole number >= 0", where, k["seed"].dump()));
     TraceRecord record;
     record.key = {k.at("op").get<std::string>(), parse_dtype(k.at("dtype").get<std::string>()),
                   k.at("dims").get<Shape>(), k.at("seed").get<uint64_t>(),
                   k.at("variant").get<std::string>()};
     where = fmt::format("{} ({})", where_given, record.key.to_string());
+    const auto refuse = [&](const std::string& what) {
+      throw_error(StatusCode::kDataCorruption, fmt::format("{}: {}", where, what));
+    };
+    const OpSpec* op = find_op(record.key.op);
+    if (!op) refuse(fmt::format("'{}' is not an op of the contract", record.key.op));
+    if (j.contains("id") && j.at("id").get<std::string>() != record.key.to_string())
+      refuse(fmt::format("its id '{}' is not its key's", j.at("id").get<std::string>()));
     size_t out_index = 0;
     for (const json& o : j.at("outputs")) {
       precision::HostTensor t{
@@ -158,7 +173,18 @@ TraceRecord trace_record_from_json(const json& j, const std::string& where_given
       std::vector<uint8_t> bytes;
       if (!base64_decode(o.at("data").get<std::string>(), bytes)) bad("data is not base64");
       const size_t es = dtype_size(t.dtype);
-      const size_t count = static_cast<size_t>(precision::host_element_count(t.shape));
+      // Counted against the data, so a huge shape cannot wrap the product.
+      const size_t held = bytes.size() / es;
+      for (int64_t d : t.shape)
+        if (d < 0)
+          bad(fmt::format("shape [{}] has a negative dimension", fmt::join(t.shape, ", ")));
+      size_t count = std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end() ? 0 : 1;
+      for (int64_t d : t.shape) {
+        if (count > held / static_cast<size_t>(std::max<int64_t>(d, 1)))
+          bad(fmt::format("shape [{}] holds more elements than its {} bytes of {}",
+                          fmt::join(t.shape, ", "), bytes.size(), dtype_name(t.dtype)));
+        count *= static_cast<size_t>(d);
+      }
       if (bytes.size() != count * es)
         bad(fmt::format("{} bytes for {} elements of {}", bytes.size(), count,
                         dtype_name(t.dtype)));
@@ -169,6 +195,11 @@ TraceRecord trace_record_from_json(const json& j, const std::string& where_given
       record.outputs.push_back(std::move(t));
       ++out_index;
     }
+    size_t op_outputs = 0;
+    for (const auto& tensor : op->tensors) op_outputs += tensor.is_output ? 1 : 0;
+    if (record.outputs.size() != op_outputs)
+      refuse(fmt::format("{} outputs recorded; {} has {}", record.outputs.size(), op->name,
+                         op_outputs));
     return record;
   } catch (const json::exception& e) {
     throw_error(StatusCode::kDataCorruption,
@@ -216,8 +247,16 @@ TraceStore TraceStore::read(const std::filesystem::path& path) {
                       p.at("cuda").get<std::string>(), p.at("software").get<std::string>(),
                       p.at("recorded_at").get<std::string>()});
     size_t index = 0;
-    for (const json& r : doc.at("records"))
-      store.add(trace_record_from_json(r, fmt::format("record {}", index++)));
+    for (const json& r : doc.at("records")) {
+      TraceRecord record = trace_record_from_json(r, fmt::format("record {}", index));
+      // Two records of one case: which one a certification used would
+      // depend on the order, so the file is refused.
+      if (store.find(record.key))
+        throw_error(StatusCode::kDataCorruption,
+                    fmt::format("record {} repeats case {}", index, record.key.to_string()));
+      store.add(std::move(record));
+      ++index;
+    }
     return store;
   } catch (const json::exception& e) {
     corrupt(path, fmt::format("missing or mistyped field ({})", e.what()));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "reference/nvidia_reference.hpp"
 #include "reference/trace_store.hpp"
@@ -146,6 +147,75 @@ TEST(TraceStoreTest, ARecordsErrorsNameTheRecordOnce) {
   EXPECT_EQ(error_of(bad_sum), "record 4 (exp/f32/2/seed=1) output 0: checksum mismatch");
   EXPECT_EQ(trace_record_from_json(good, "record 4").outputs[0].values,
             (std::vector<double>{1, 2}));
+}
+
+// What a hand-edited or damaged record may say, refused naming the record:
+// no such op, an output missing, an id that is not its key's, a negative
+// seed (read as 2^64 - 1), a negative dimension, a shape whose product
+// wraps past the data (2^62 x 4 elements made 0 and matched none).
+TEST(TraceStoreTest, RecordsThatCannotBeTheirCasesAreRefused) {
+  const nlohmann::json good =
+      trace_record_to_json({{"exp", DType::kF32, {2}, 1, ""}, {{DType::kF32, {2}, {1, 2}}}});
+  const auto error_of = [](const nlohmann::json& record) -> std::string {
+    try {
+      trace_record_from_json(record, "record 4");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.what();
+      return e.message();
+    }
+    return "no error";
+  };
+  const struct {
+    std::function<void(nlohmann::json&)> damage;
+    const char* message;
+  } cases[] = {
+      {[](nlohmann::json& r) { r["key"]["op"] = "nope"; },
+       "record 4 (nope/f32/2/seed=1): 'nope' is not an op of the contract"},
+      {[](nlohmann::json& r) { r["outputs"] = nlohmann::json::array(); },
+       "record 4 (exp/f32/2/seed=1): 0 outputs recorded; exp has 1"},
+      {[](nlohmann::json& r) { r["id"] = "exp/f32/2/seed=2"; },
+       "record 4 (exp/f32/2/seed=1): its id 'exp/f32/2/seed=2' is not its key's"},
+      {[](nlohmann::json& r) { r["key"]["seed"] = -1; },
+       "record 4: the seed -1 is not a whole number >= 0"},
+      {[](nlohmann::json& r) { r["outputs"][0]["shape"] = {-2}; },
+       "record 4 (exp/f32/2/seed=1) output 0: shape [-2] has a negative dimension"},
+      {[](nlohmann::json& r) {
+         r["outputs"][0]["shape"] = {int64_t{1} << 62, 4};
+       },
+       "record 4 (exp/f32/2/seed=1) output 0: shape [4611686018427387904, 4] holds more "
+       "elements than its 8 bytes of f32"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json record = good;
+    c.damage(record);
+    EXPECT_EQ(error_of(record), c.message);
+  }
+  // An empty output is no damage.
+  const nlohmann::json empty =
+      trace_record_to_json({{"relu", DType::kF32, {2, 0}, 1, ""}, {{DType::kF32, {2, 0}, {}}}});
+  EXPECT_EQ(trace_record_from_json(empty, "record 0").outputs[0].values.size(), 0u);
+}
+
+// Two records of one case: which one a certification took would depend on
+// their order.
+TEST(TraceStoreTest, AFileWithTwoRecordsOfOneCaseIsRefused) {
+  TraceStore store({"d", "1", "2", "s", "t"});
+  store.add({{"exp", DType::kF32, {2}, 1, ""}, {{DType::kF32, {2}, {1, 2}}}});
+  const fs::path path = fs::temp_directory_path() / "polychip_trace_twice.json";
+  store.write(path);
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(path));
+  doc["records"].push_back(doc["records"][0]);
+  std::ofstream(path, std::ios::trunc) << doc.dump();
+  try {
+    TraceStore::read(path);
+    ADD_FAILURE() << "read a file with a case twice";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption);
+    EXPECT_NE(e.message().find(path.string() + ": record 1 repeats case exp/f32/2/seed=1"),
+              std::string::npos)
+        << e.message();
+  }
+  fs::remove(path);
 }
 
 TEST(TraceStoreTest, RecordedOutputsReplaceTheEmulation) {
