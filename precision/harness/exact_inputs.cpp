@@ -134,16 +134,17 @@ std::optional<Tolerance> exact_case_tolerance(const Problem& p, size_t k) {
   const std::string_view op = p.op->name;
   if (op == "layernorm" && k == 1) {
     // A Welford mean's rounding error grows like sqrt(D) u max|x| (Higham's
-    // rule of thumb for recursive updates); measured 0.4 of it for one
-    // thread folding the whole row, ~0 for PyTorch's 256-thread tree.
+    // rule of thumb for recursive updates): up to 0.8 of it measured for one
+    // thread folding a whole row (tools/welford_mean_error.py), so twice it
+    // is allowed; PyTorch's 256-thread tree stays near 0.
     double largest = 0;
     for (double x : p.inputs[0].values) largest = std::max(largest, std::fabs(x));
     const double unit_roundoff =
         std::ldexp(1.0, -(float_format(p.outputs[k].dtype).mantissa_bits + 1));
     Tolerance t;
     t.mode = ToleranceMode::kClose;
-    t.atol = std::sqrt(static_cast<double>(p.spec.dims[1])) * unit_roundoff * largest;
-    t.source = "exact-integer layernorm mean: Welford's running divisions, sqrt(D) u max|x|";
+    t.atol = 2 * std::sqrt(static_cast<double>(p.spec.dims[1])) * unit_roundoff * largest;
+    t.source = "exact-integer layernorm mean: Welford's running divisions, 2 sqrt(D) u max|x|";
     return t;
   }
   if (op == "attention" && k == 1) {

@@ -21,7 +21,7 @@
 //    small integers, so y = ±gamma + beta. One exception: Welford's
 //    algorithm (PyTorch's, Apex's) divides by running counts, so the mean it
 //    computes is exact only to its rounding; layernorm's mean is held to
-//    sqrt(D) u max|x| (u the mean dtype's unit roundoff), y and rstd stay
+//    2 sqrt(D) u max|x| (u the mean dtype's unit roundoff), y and rstd stay
 //    exact.
 #pragma once
 
