@@ -48,9 +48,7 @@ inline int64_t host_element_count(const Shape& shape) {
 // Throws Error(INVALID_ARGUMENT) naming the op and the argument.
 inline void prepare_host_call(const OpSpec& op, std::span<const HostTensor> inputs,
                               std::span<HostTensor> outputs, const polychip_op_attrs& attrs) {
-  size_t num_inputs = 0;
-  for (const auto& t : op.tensors) num_inputs += t.is_output ? 0 : 1;
-  size_t num_outputs = op.tensors.size() - num_inputs;
+  const size_t num_inputs = op.num_inputs(), num_outputs = op.num_outputs();
   if (inputs.size() != num_inputs || outputs.size() != num_outputs)
     throw_error(StatusCode::kInvalidArgument,
                 fmt::format("{}: expects {} inputs and {} outputs, got {} and {}", op.name,

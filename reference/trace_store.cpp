@@ -1,16 +1,15 @@
 #include "reference/trace_store.hpp"
 
-#include <algorithm>
 #include <array>
 #include <fstream>
 #include <sstream>
 
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "polychip/atomic_file.hpp"
 #include "polychip/case_key.hpp"
 #include "polychip/op_contract.hpp"
+#include "polychip/tensor.hpp"
 
 namespace polychip::reference {
 namespace {
@@ -173,19 +172,14 @@ TraceRecord trace_record_from_json(const json& j, const std::string& where_given
       std::vector<uint8_t> bytes;
       if (!base64_decode(o.at("data").get<std::string>(), bytes)) bad("data is not base64");
       const size_t es = dtype_size(t.dtype);
-      // Counted against the data, so a huge shape cannot wrap the product.
-      const size_t held = bytes.size() / es;
-      for (int64_t d : t.shape)
-        if (d < 0)
-          bad(fmt::format("shape [{}] has a negative dimension", fmt::join(t.shape, ", ")));
-      size_t count = std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end() ? 0 : 1;
-      for (int64_t d : t.shape) {
-        if (count > held / static_cast<size_t>(std::max<int64_t>(d, 1)))
-          bad(fmt::format("shape [{}] holds more elements than its {} bytes of {}",
-                          fmt::join(t.shape, ", "), bytes.size(), dtype_name(t.dtype)));
-        count *= static_cast<size_t>(d);
+      size_t count = 0;
+      try {  // refuses a negative dimension and a product that would wrap
+        count = static_cast<size_t>(element_count(t.shape));
+      } catch (const Error& e) {
+        bad(e.message());
       }
-      if (bytes.size() != count * es)
+      // (Compared by division: count * es could wrap.)
+      if (bytes.size() % es != 0 || bytes.size() / es != count)
         bad(fmt::format("{} bytes for {} elements of {}", bytes.size(), count,
                         dtype_name(t.dtype)));
       if (fmt::format("{:016x}", fnv1a64(bytes)) != o.at("fnv1a64").get<std::string>())
@@ -195,11 +189,9 @@ TraceRecord trace_record_from_json(const json& j, const std::string& where_given
       record.outputs.push_back(std::move(t));
       ++out_index;
     }
-    size_t op_outputs = 0;
-    for (const auto& tensor : op->tensors) op_outputs += tensor.is_output ? 1 : 0;
-    if (record.outputs.size() != op_outputs)
+    if (record.outputs.size() != op->num_outputs())
       refuse(fmt::format("{} outputs recorded; {} has {}", record.outputs.size(), op->name,
-                         op_outputs));
+                         op->num_outputs()));
     return record;
   } catch (const json::exception& e) {
     throw_error(StatusCode::kDataCorruption,

@@ -69,8 +69,7 @@ polychip_status run_host_kernel(const cpu::KernelCall& call, const HostKernel& k
     if (!op)
       return cpu::kernel_error(POLYCHIP_UNSUPPORTED,
                                std::string(call.op) + ": not an op of the contract");
-    size_t num_inputs = 0;
-    for (const auto& spec : op->tensors) num_inputs += spec.is_output ? 0 : 1;
+    const size_t num_inputs = op->num_inputs();
     if (call.tensors.size() != op->tensors.size())
       return cpu::kernel_error(POLYCHIP_INVALID_ARGUMENT,
                                std::string(call.op) + ": wrong number of tensors");

@@ -122,21 +122,27 @@ TEST(TraceStoreTest, CorruptionIsDetectedAndNamed) {
   }
 }
 
+// exp/f32/2/seed=1 as a trace file holds it.
+nlohmann::json exp_record() {
+  return trace_record_to_json({{"exp", DType::kF32, {2}, 1, ""}, {{DType::kF32, {2}, {1, 2}}}});
+}
+
+// What reading `record` as "record 4" refuses it with (DATA_CORRUPTION), or
+// "no error".
+std::string error_of(const nlohmann::json& record) {
+  try {
+    trace_record_from_json(record, "record 4");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.what();
+    return e.message();
+  }
+  return "no error";
+}
+
 // A record's errors name the record once, whatever raised them: an unknown
 // dtype (INVALID_ARGUMENT from the dtype parser) and a checksum mismatch.
 TEST(TraceStoreTest, ARecordsErrorsNameTheRecordOnce) {
-  const nlohmann::json good =
-      trace_record_to_json({{"exp", DType::kF32, {2}, 1, ""}, {{DType::kF32, {2}, {1, 2}}}});
-  auto error_of = [](const nlohmann::json& record) {
-    try {
-      trace_record_from_json(record, "record 4");
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.what();
-      return e.message();
-    }
-    ADD_FAILURE() << "no error";
-    return std::string();
-  };
+  const nlohmann::json good = exp_record();
   nlohmann::json unknown_dtype = good;
   unknown_dtype["outputs"][0]["dtype"] = "f33";
   std::string m = error_of(unknown_dtype);
@@ -152,19 +158,8 @@ TEST(TraceStoreTest, ARecordsErrorsNameTheRecordOnce) {
 // What a hand-edited or damaged record may say, refused naming the record:
 // no such op, an output missing, an id that is not its key's, a negative
 // seed (read as 2^64 - 1), a negative dimension, a shape whose product
-// wraps past the data (2^62 x 4 elements made 0 and matched none).
+// wraps (2^62 x 4 elements made 0 and matched none).
 TEST(TraceStoreTest, RecordsThatCannotBeTheirCasesAreRefused) {
-  const nlohmann::json good =
-      trace_record_to_json({{"exp", DType::kF32, {2}, 1, ""}, {{DType::kF32, {2}, {1, 2}}}});
-  const auto error_of = [](const nlohmann::json& record) -> std::string {
-    try {
-      trace_record_from_json(record, "record 4");
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), StatusCode::kDataCorruption) << e.what();
-      return e.message();
-    }
-    return "no error";
-  };
   const struct {
     std::function<void(nlohmann::json&)> damage;
     const char* message;
@@ -182,11 +177,11 @@ TEST(TraceStoreTest, RecordsThatCannotBeTheirCasesAreRefused) {
       {[](nlohmann::json& r) {
          r["outputs"][0]["shape"] = {int64_t{1} << 62, 4};
        },
-       "record 4 (exp/f32/2/seed=1) output 0: shape [4611686018427387904, 4] holds more "
-       "elements than its 8 bytes of f32"},
+       "record 4 (exp/f32/2/seed=1) output 0: shape [4611686018427387904, 4] has more "
+       "elements than 2^63 - 1"},
   };
   for (const auto& c : cases) {
-    nlohmann::json record = good;
+    nlohmann::json record = exp_record();
     c.damage(record);
     EXPECT_EQ(error_of(record), c.message);
   }

@@ -59,6 +59,14 @@ struct OpSpec {
   std::string (*check)(const OpCall& call);
   // Output tensors that may share memory exactly with an input (in-place).
   bool outputs_may_alias_inputs;
+
+  // Inputs come first in `tensors`, then the outputs.
+  size_t num_inputs() const {
+    size_t n = 0;
+    for (const TensorSpec& t : tensors) n += t.is_output ? 0 : 1;
+    return n;
+  }
+  size_t num_outputs() const { return tensors.size() - num_inputs(); }
 };
 
 // All ops, in documentation order.
