@@ -106,9 +106,12 @@ int run_certify(const CertifyOptions& given) {
   std::vector<precision::CaseSpec> cases;
   CertificationProfile profile;
   std::shared_ptr<const reference::TraceStore> recorded;
+  std::vector<precision::ToleranceLoosening> loosened;
   try {
     cases = select_cases(o.suite, o.level, o.case_id);
-    if (!o.tolerances_path.empty()) precision::ToleranceTable::from_file(o.tolerances_path);
+    if (!o.tolerances_path.empty())
+      loosened =
+          precision::loosened_past_builtin(precision::ToleranceTable::from_file(o.tolerances_path));
     suite.waivers = o.waivers_path.empty() ? precision::WaiverList::builtin()
                                            : precision::WaiverList::from_file(o.waivers_path);
     profile = load_profile(o.profile, "");
@@ -160,6 +163,7 @@ int run_certify(const CertifyOptions& given) {
   suite.references = {{"oracle", "float64 oracle (precision/oracle)"},
                       {"nvidia", nvidia_reference_description(recorded.get(), cases)}};
   suite.run_fields = {{"profile", profile.name}, {"coverage", coverage}};
+  if (!o.tolerances_path.empty()) suite.run_fields["tolerances_loosened"] = to_json(loosened);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int status = write_and_report(o, build_results(o, suite, seconds));

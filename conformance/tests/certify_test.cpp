@@ -337,6 +337,59 @@ TEST_F(CertifyTest, KilledRunLeavesThePreviousResultsIntact) {
     EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
 }
 
+// A vendor's --tolerances file may loosen bounds; what passes under it says
+// so, bound by bound, and is not mistaken for a certification.
+TEST_F(CertifyTest, ATolerancesFileThatLoosensABoundIsNamedInResultsAndSummary) {
+  const std::string gemm_case = "gemm/f32/64x64x64/seed=1";  // sim.bf16acc accumulates in bf16
+  auto run = [&](const std::string& sub, const std::string& tolerances) {
+    return certify(fmt::format(
+        "certify --adapters sim.bf16acc --case {} --out '{}' --no-progress{}", gemm_case,
+        out_dir(sub), tolerances.empty() ? "" : " --tolerances '" + tolerances + "'"));
+  };
+  auto r = run("builtin", "");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_FALSE(results("builtin")["run"].contains("tolerances_loosened"));
+
+  json tolerances = json::parse(slurp(TOLERANCES_FILE));
+  const fs::path same = dir_ / "same.json";
+  std::ofstream(same) << tolerances.dump();
+  r = run("same", same.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(results("same")["run"]["tolerances_loosened"], json::array());
+  EXPECT_NE(r.out.find("\noverall: Fail\n"), std::string::npos) << r.out;
+
+  tolerances["ops"]["gemm"] = {{"rtol", {{"f32", 0.5}}}, {"atol_factor", {{"f32", 0.01}}}};
+  const fs::path loose = dir_ / "loose.json";
+  std::ofstream(loose) << tolerances.dump();
+  r = run("loose", loose.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const json res = results("loose");
+  EXPECT_EQ(res["verdict"], "Pass");
+  EXPECT_EQ(res["run"]["tolerances_loosened"],
+            json::array({{{"op", "gemm"},
+                          {"dtype", "f32"},
+                          {"change", "rtol 0.5 > 1.3e-06, atol_factor 0.01 > 2.4e-07"}}}));
+  EXPECT_NE(r.out.find(fmt::format("tolerances: {} loosens 1 op x dtype bound(s) past polychip's "
+                                   "built-in ones",
+                                   loose.string())),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  gemm f32: rtol 0.5 > 1.3e-06, atol_factor 0.01 > 2.4e-07\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\noverall: Pass (under loosened tolerances)\n"), std::string::npos)
+      << r.out;
+
+  // A file lacking a dtype's bound is refused before any case runs.
+  tolerances["defaults"]["rtol"].erase("f16");
+  const fs::path lacking = dir_ / "lacking.json";
+  std::ofstream(lacking) << tolerances.dump();
+  r = run("lacking", lacking.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no 'rtol' for dtype f16"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "lacking"));
+}
+
 TEST_F(CertifyTest, UsageErrorsExitWithTwo) {
   auto r = certify(fmt::format("certify --adapters no_such_adapter --out '{}'", out_dir("a")));
   EXPECT_EQ(r.exit_code, 2) << r.err;

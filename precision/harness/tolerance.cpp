@@ -194,4 +194,58 @@ nlohmann::json to_json(const Tolerance& t) {
   return j;
 }
 
+namespace {
+
+std::string bound_words(const Tolerance& t) {
+  switch (t.mode) {
+    case ToleranceMode::kUlp:
+      return fmt::format("ulp {}", t.ulp);
+    case ToleranceMode::kClose:
+      return fmt::format("close (rtol {}, atol_factor {})", t.rtol, t.atol_factor);
+    case ToleranceMode::kExact:
+      break;
+  }
+  return "exact";
+}
+
+}  // namespace
+
+std::string loosening(const Tolerance& used, const Tolerance& shipped) {
+  if (used.mode != shipped.mode)
+    return fmt::format("{} where the built-in has {}", bound_words(used), bound_words(shipped));
+  std::vector<std::string> looser;
+  auto compare = [&](const char* name, double u, double s) {
+    if (u > s) looser.push_back(fmt::format("{} {} > {}", name, u, s));
+  };
+  if (used.mode == ToleranceMode::kUlp) compare("ulp", used.ulp, shipped.ulp);
+  if (used.mode == ToleranceMode::kClose) {
+    compare("rtol", used.rtol, shipped.rtol);
+    compare("atol_factor", used.atol_factor, shipped.atol_factor);
+  }
+  return fmt::format("{}", fmt::join(looser, ", "));
+}
+
+std::vector<ToleranceLoosening> loosened_past_builtin(const ToleranceTable& table) {
+  std::vector<std::string> keys;
+  for (const OpSpec& op : op_contract()) keys.push_back(op.name);
+  for (std::string_view variant : kGemmToleranceVariants)
+    keys.push_back(fmt::format("gemm:{}", variant));
+  std::vector<ToleranceLoosening> loosened;
+  for (const std::string& key : keys)
+    for (DType dtype : kAllDTypes) {
+      if (!is_floating(dtype)) continue;
+      std::string change =
+          loosening(table.lookup(key, dtype), ToleranceTable::builtin().lookup(key, dtype));
+      if (!change.empty()) loosened.push_back({key, dtype, std::move(change)});
+    }
+  return loosened;
+}
+
+nlohmann::json to_json(const std::vector<ToleranceLoosening>& loosened) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& l : loosened)
+    list.push_back({{"op", l.op}, {"dtype", dtype_name(l.dtype)}, {"change", l.change}});
+  return list;
+}
+
 }  // namespace polychip::precision

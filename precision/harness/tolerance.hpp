@@ -19,6 +19,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -65,5 +66,24 @@ inline constexpr std::string_view kGemmToleranceVariants[] = {"tf32", "rpr"};
 
 nlohmann::json to_json(const Tolerance& t);
 std::string_view tolerance_mode_name(ToleranceMode m);
+
+// How `used` lets through more than `shipped` would ("rtol 0.1 > 0.016",
+// "close (rtol 1.3e-06, atol_factor 2.4e-07) where the built-in has ulp 3");
+// "" when no bound of it is looser. A change of mode cannot be ordered and
+// is always named. Quality thresholds only move warnings and are left out.
+std::string loosening(const Tolerance& used, const Tolerance& shipped);
+
+struct ToleranceLoosening {
+  std::string op;  // an op of the contract or "gemm:<variant>"
+  DType dtype;
+  std::string change;  // loosening()'s words
+};
+
+// Every op (and gemm variant) x floating dtype whose bound in `table` is
+// looser than in the built-in table: what a report must show before a Pass
+// under a --tolerances file means anything. Looks every pair up, so a file
+// lacking a dtype is refused here, before any case runs.
+std::vector<ToleranceLoosening> loosened_past_builtin(const ToleranceTable& table);
+nlohmann::json to_json(const std::vector<ToleranceLoosening>& loosened);
 
 }  // namespace polychip::precision

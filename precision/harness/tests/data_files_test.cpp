@@ -12,6 +12,10 @@
 #include "waivers.hpp"
 
 namespace polychip::precision {
+
+// The shipped conformance/data/tolerances.json, compiled in.
+extern const char* const kBuiltinTolerancesJson;
+
 namespace {
 
 using nlohmann::json;
@@ -184,6 +188,91 @@ TEST(Tolerances, RecordedWithTheFieldsOfTheirMode) {
   EXPECT_EQ(e.at("mode"), "exact");
   for (const char* field : {"ulp", "rtol", "atol_factor", "quality_ratio", "quality_floor"})
     EXPECT_FALSE(e.contains(field)) << field;
+}
+
+// A bound that lets more through than the built-in one is named; one as
+// strict or stricter is not; a change of mode is always named.
+TEST(Tolerances, LooseningNamesEveryLooserBoundAndAnyChangeOfMode) {
+  Tolerance ulp3;
+  ulp3.mode = ToleranceMode::kUlp;
+  ulp3.ulp = 3;
+  Tolerance ulp4 = ulp3, ulp2 = ulp3;
+  ulp4.ulp = 4;
+  ulp2.ulp = 2;
+  EXPECT_EQ(loosening(ulp4, ulp3), "ulp 4 > 3");
+  EXPECT_EQ(loosening(ulp3, ulp3), "");
+  EXPECT_EQ(loosening(ulp2, ulp3), "");
+  Tolerance close;
+  close.mode = ToleranceMode::kClose;
+  close.rtol = 1e-3;
+  close.atol_factor = 1e-6;
+  Tolerance wider_rtol = close, wider_atol = close, both = close, tighter = close;
+  wider_rtol.rtol = 2e-3;
+  wider_atol.atol_factor = 2e-6;
+  both.rtol = 2e-3;
+  both.atol_factor = 2e-6;
+  tighter.rtol = 5e-4;
+  tighter.atol_factor = 5e-7;
+  EXPECT_EQ(loosening(wider_rtol, close), "rtol 0.002 > 0.001");
+  EXPECT_EQ(loosening(wider_atol, close), "atol_factor 2e-06 > 1e-06");
+  EXPECT_EQ(loosening(both, close), "rtol 0.002 > 0.001, atol_factor 2e-06 > 1e-06");
+  EXPECT_EQ(loosening(tighter, close), "");
+  // Quality thresholds move warnings, not verdicts.
+  Tolerance quieter = close;
+  quieter.quality_ratio = 100;
+  EXPECT_EQ(loosening(quieter, close), "");
+  EXPECT_EQ(loosening(close, ulp3),
+            "close (rtol 0.001, atol_factor 1e-06) where the built-in has ulp 3");
+  EXPECT_EQ(loosening(ulp3, close),
+            "ulp 3 where the built-in has close (rtol 0.001, atol_factor 1e-06)");
+}
+
+TEST(Tolerances, LoosenedPastBuiltinListsTheOpsAndDtypesAFileLoosens) {
+  const json builtin = json::parse(kBuiltinTolerancesJson);
+  EXPECT_TRUE(loosened_past_builtin(ToleranceTable::from_json(builtin, "copy")).empty());
+
+  json wider_f32 = builtin;
+  wider_f32["defaults"]["rtol"]["f32"] = 0.01;
+  const auto loosened = loosened_past_builtin(ToleranceTable::from_json(wider_f32, "wider"));
+  auto listed = [&](const std::string& op, DType dtype) -> std::string {
+    for (const auto& l : loosened)
+      if (l.op == op && l.dtype == dtype) return l.change;
+    return "";
+  };
+  EXPECT_EQ(listed("gemm", DType::kF32), "rtol 0.01 > 1.3e-06");
+  EXPECT_EQ(listed("layernorm_backward", DType::kF32), "rtol 0.01 > 1.3e-06");
+  EXPECT_EQ(listed("gemm", DType::kF16), "");   // another dtype
+  EXPECT_EQ(listed("exp", DType::kF32), "");    // ulp mode: rtol does not apply
+  EXPECT_EQ(listed("adamw", DType::kF32), "");  // its own rtol, 1e-4, wins
+  EXPECT_EQ(listed("gemm:tf32", DType::kF32), "");
+  for (const auto& l : loosened) EXPECT_EQ(l.dtype, DType::kF32) << l.op;
+
+  json wider_tf32 = builtin;
+  wider_tf32["ops"]["gemm:tf32"]["rtol"]["f32"] = 0.01;
+  const auto tf32 = loosened_past_builtin(ToleranceTable::from_json(wider_tf32, "tf32"));
+  ASSERT_EQ(tf32.size(), 1u);
+  EXPECT_EQ(tf32[0].op, "gemm:tf32");
+  EXPECT_EQ(tf32[0].change, "rtol 0.01 > 0.002");
+
+  json no_exp_bounds = builtin;
+  no_exp_bounds["ulp_bounds"].erase("exp");
+  const auto changed = loosened_past_builtin(ToleranceTable::from_json(no_exp_bounds, "no exp"));
+  ASSERT_EQ(changed.size(), 4u);  // f64, f32, f16, bf16; f8 outputs were never ulp-bounded
+  EXPECT_EQ(changed[1].op, "exp");
+  EXPECT_EQ(changed[1].change,
+            "close (rtol 1.3e-06, atol_factor 2.4e-07) where the built-in has ulp 3");
+  EXPECT_EQ(
+      to_json(changed)[1],
+      json({{"op", "exp"},
+            {"dtype", "f32"},
+            {"change", "close (rtol 1.3e-06, atol_factor 2.4e-07) where the built-in has ulp 3"}}));
+
+  // Every pair is looked up, so a dtype without a bound is refused before
+  // any case would need it.
+  json no_f16 = builtin;
+  no_f16["defaults"]["rtol"].erase("f16");
+  EXPECT_EQ(error_of([&] { loosened_past_builtin(ToleranceTable::from_json(no_f16, "t.json")); }),
+            "tolerances 't.json': no 'rtol' for dtype f16 (op gemm)");
 }
 
 TEST(Waivers, ParseMatchAndRefuse) {
