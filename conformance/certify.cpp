@@ -79,6 +79,21 @@ int write_recorded_trace(const CertifyOptions& o, const SuiteRun& suite) {
   return 0;
 }
 
+// Names the first few loosened bounds; results.json has them all.
+std::string loosened_tolerances_caveat(const std::string& path,
+                                       const std::vector<precision::ToleranceLoosening>& loosened) {
+  constexpr size_t kNamed = 4;
+  std::vector<std::string> named;
+  for (size_t i = 0; i < loosened.size() && i < kNamed; ++i)
+    named.push_back(fmt::format("{} {} ({})", loosened[i].op, dtype_name(loosened[i].dtype),
+                                loosened[i].change));
+  return fmt::format(
+      "the tolerances of {} loosen {} op x dtype bound{} past polychip's built-in ones: {}{} "
+      "(run.tolerances_loosened)",
+      path, loosened.size(), loosened.size() == 1 ? "" : "s", fmt::join(named, ", "),
+      loosened.size() > kNamed ? fmt::format(" and {} more", loosened.size() - kNamed) : "");
+}
+
 }  // namespace
 
 int run_certify(const CertifyOptions& given) {
@@ -163,7 +178,11 @@ int run_certify(const CertifyOptions& given) {
   suite.references = {{"oracle", "float64 oracle (precision/oracle)"},
                       {"nvidia", nvidia_reference_description(recorded.get(), cases)}};
   suite.run_fields = {{"profile", profile.name}, {"coverage", coverage}};
-  if (!o.tolerances_path.empty()) suite.run_fields["tolerances_loosened"] = to_json(loosened);
+  if (!o.tolerances_path.empty()) {
+    suite.run_fields["tolerances_loosened"] = to_json(loosened);
+    if (!loosened.empty())
+      suite.caveats.push_back(loosened_tolerances_caveat(o.tolerances_path, loosened));
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int status = write_and_report(o, build_results(o, suite, seconds));

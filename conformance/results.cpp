@@ -29,9 +29,6 @@ namespace {
 
 using precision::Verdict;
 
-// Loosened tolerances the summary names before pointing at results.json.
-constexpr size_t kLoosenedShown = 8;
-
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -177,6 +174,7 @@ nlohmann::json build_results(const CertifyOptions& o, const SuiteRun& suite,
   doc["cases"] = cases;
   doc["summary"] = count_verdicts(all_records);
   doc["verdict"] = all_pass && !suite.adapters.empty() ? "Pass" : "Fail";
+  doc["caveats"] = suite.caveats;
   return doc;
 }
 
@@ -265,22 +263,15 @@ std::string summary_table(const nlohmann::json& results) {
                        c.value("message", ""));
   }
   if (hidden) out += fmt::format("  ... and {} more in results.json\n", hidden);
-  const nlohmann::json loosened =
-      results["run"].value("tolerances_loosened", nlohmann::json::array());
-  if (!loosened.empty()) {
-    out += fmt::format(
-        "\ntolerances: {} loosens {} op x dtype bound(s) past polychip's built-in ones; a verdict "
-        "under it is not a certification under polychip's tolerances:\n",
-        results["run"].value("tolerances", "?"), loosened.size());
-    for (size_t i = 0; i < loosened.size() && i < kLoosenedShown; ++i)
-      out += fmt::format("  {} {}: {}\n", loosened[i].value("op", ""),
-                         loosened[i].value("dtype", ""), loosened[i].value("change", ""));
-    if (loosened.size() > kLoosenedShown)
-      out += fmt::format("  ... and {} more in results.json (run.tolerances_loosened)\n",
-                         loosened.size() - kLoosenedShown);
+  const nlohmann::json caveats = results.value("caveats", nlohmann::json::array());
+  if (!caveats.empty()) {
+    out += "\ncaveats (a verdict under them is not a polychip certification):\n";
+    for (const auto& caveat : caveats) out += fmt::format("  - {}\n", caveat.get<std::string>());
   }
   out += fmt::format("\noverall: {}{}\n", results.value("verdict", ""),
-                     loosened.empty() ? "" : " (under loosened tolerances)");
+                     caveats.empty() ? ""
+                                     : fmt::format(" (with {} caveat{})", caveats.size(),
+                                                   caveats.size() == 1 ? "" : "s"));
   return out;
 }
 

@@ -27,6 +27,10 @@ struct SuiteRun {
   precision::WaiverList waivers;     // the waiver file in force (empty: none)
   nlohmann::json references;         // what the verdicts are measured against
   nlohmann::json run_fields = nlohmann::json::object();  // suite-specific fields of `run`
+  // What the verdict stands on that is not polychip's own (tolerances
+  // loosened past the built-in ones, a reference that is not NVIDIA's), one
+  // sentence each: a verdict with caveats is not a polychip certification.
+  std::vector<std::string> caveats;
 };
 
 nlohmann::json build_results(const CertifyOptions& options, const SuiteRun& suite,

@@ -173,6 +173,17 @@ int run_training_certify(const conformance::CertifyOptions& o) {
   TrainConfig config;
   AlignmentCriteria criteria;
   std::string described;
+  std::vector<std::string> caveats;
+  // A reference recorded on another device (provenance "device") measures
+  // agreement with that device, not with NVIDIA.
+  auto check_provenance = [&](const std::string& provenance, const std::string& device_type,
+                              const char* kind) {
+    if (provenance == "device")
+      caveats.push_back(fmt::format(
+          "the {} {} was recorded on {}, neither NVIDIA hardware nor its emulation: a Pass "
+          "shows agreement with that device only",
+          kind, o.reference_path, device_type));
+  };
   try {
     targets = conformance::resolve_targets(Runtime::global(), o.adapters, true);
     criteria = alignment_criteria(o.tier);
@@ -190,6 +201,7 @@ int run_training_certify(const conformance::CertifyOptions& o) {
           "on {}, {}",
           e.provenance, e.members.size(), e.preset, e.precision, e.steps(), e.device_type,
           e.content_hash);
+      check_provenance(e.provenance, e.device_type, "reference envelope");
     } else {
       const ReferenceTrace& t = reference.trace.emplace(
           o.reference_path.empty() ? shipped_reference_trace() : read_trace(o.reference_path));
@@ -200,6 +212,7 @@ int run_training_certify(const conformance::CertifyOptions& o) {
       described =
           fmt::format("{} trace of the '{}' workload ({}, {} steps) on {}, {}", t.provenance,
                       t.preset, t.precision, t.loss.size(), t.device_type, t.content_hash);
+      check_provenance(t.provenance, t.device_type, "reference trace");
     }
     config = train_preset(reference.preset);
     config.precision = reference.precision;
@@ -220,6 +233,7 @@ int run_training_certify(const conformance::CertifyOptions& o) {
   for (const std::string& target : targets)
     suite.adapters.push_back(certify_device(target, reference, config, criteria, o));
   suite.references = {{"training", described}};
+  suite.caveats = caveats;
   suite.run_fields = {{reference.envelope ? "reference_envelope" : "reference_trace",
                        o.reference_path.empty() ? "shipped" : o.reference_path},
                       {"tier", criteria.tier}};

@@ -129,6 +129,7 @@ TEST_F(CertifyTraining, CpuAndSimPassTheCrossVendorTierAgainstTheTracesRecordedO
     const json r = results(precision);
     for (const json& c : r["cases"]) EXPECT_EQ(c["verdict"], "Pass") << c.dump();
     EXPECT_EQ(r["cases"].size(), precision == std::string("fp32") ? 4u : 2u);
+    EXPECT_EQ(r["caveats"], json::array());  // a reference recorded on NVIDIA hardware
   }
 }
 
@@ -193,6 +194,30 @@ TEST_F(CertifyTraining, TheDriftingChipPassesPrecisionQuickAndFailsTraining) {
   EXPECT_EQ(r["cases"][1]["metrics"]["first_out_of_bounds"], "wte.weight");
 }
 
+// A reference recorded on the very chip being certified passes it, whatever
+// its defects: such a verdict carries a caveat (the shipped references,
+// NVIDIA's emulation and recorded NVIDIA hardware, carry none: the H200 and
+// statistical tests).
+TEST_F(CertifyTraining, AReferenceRecordedOnAnotherDeviceIsACaveatOfThePass) {
+  const fs::path own = dir_ / "drift_tiny.json";
+  ASSERT_EQ(exit_code_of("train -a sim.drift -p tiny --steps 10 --out '" + (dir_ / "run").string() +
+                         "' --record-reference '" + own.string() + "'"),
+            0)
+      << log();
+  ASSERT_EQ(exit_code_of("certify --suite training --adapters sim.drift --no-progress "
+                         "--reference '" +
+                         own.string() + "' --out '" + (dir_ / "own").string() + "'"),
+            0)
+      << log();
+  const json r = results("own");
+  EXPECT_EQ(r["verdict"], "Pass");
+  EXPECT_EQ(r["caveats"],
+            json::array({"the reference trace " + own.string() +
+                         " was recorded on sim.drift, neither NVIDIA hardware nor its emulation: "
+                         "a Pass shows agreement with that device only"}));
+  EXPECT_NE(log().find("\noverall: Pass (with 1 caveat)\n"), std::string::npos) << log();
+}
+
 TEST_F(CertifyTraining, CpuPassesTheStatisticalTierAgainstTheShippedEnvelope) {
   ASSERT_EQ(exit_code_of("certify --suite training --tier statistical --adapters cpu "
                          "--no-progress --out '" +
@@ -202,6 +227,7 @@ TEST_F(CertifyTraining, CpuPassesTheStatisticalTierAgainstTheShippedEnvelope) {
   const json r = results("statistical");
   EXPECT_EQ(r["run"]["tier"], "statistical");
   EXPECT_EQ(r["run"]["reference_envelope"], "shipped");
+  EXPECT_EQ(r["caveats"], json::array());
   ASSERT_EQ(r["cases"].size(), 1u);  // an envelope holds no step-1 gradients
   const json& curve = r["cases"][0];
   EXPECT_EQ(curve["verdict"], "Pass") << curve["message"];
