@@ -4,6 +4,7 @@
 #include <string>
 
 #include "environment_flag.hpp"
+#include "polychip/list_item.hpp"
 #include "polychip/runtime.hpp"
 
 namespace polychip {
@@ -17,10 +18,7 @@ std::vector<std::string> split(const char* value, char sep, bool trim = false) {
   std::string cur;
   for (const char* p = value;; ++p) {
     if (*p == sep || *p == '\0') {
-      if (trim) {
-        cur.erase(0, cur.find_first_not_of(" \t"));
-        cur.erase(cur.find_last_not_of(" \t") + 1);
-      }
+      if (trim) cur = trim_blanks(cur);
       if (!cur.empty()) out.push_back(cur);
       cur.clear();
       if (*p == '\0') break;

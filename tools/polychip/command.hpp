@@ -23,6 +23,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "polychip/list_item.hpp"
+
 namespace polychip::cli {
 
 // Text options whose empty value would silently mean "the default".
@@ -37,8 +39,7 @@ inline CLI::Validator non_empty() {
 inline CLI::Validator trimmed() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        text.erase(0, text.find_first_not_of(" \t"));
-        text.erase(text.find_last_not_of(" \t") + 1);
+        text = polychip::trim_blanks(text);
         return "";
       },
       "", "trimmed");

@@ -1,6 +1,7 @@
 #include "polychip/comm/rank_devices.hpp"
 
 #include "polychip/error.hpp"
+#include "polychip/list_item.hpp"
 
 namespace polychip::comm {
 
@@ -10,9 +11,7 @@ std::vector<std::string> rank_device_list(const std::string& list, const std::st
   size_t start = 0;
   for (;;) {
     const size_t comma = list.find(',', start);
-    std::string entry = list.substr(start, comma - start);
-    entry.erase(0, entry.find_first_not_of(" \t"));  // "cpu, sim": " sim" is "sim"
-    entry.erase(entry.find_last_not_of(" \t") + 1);
+    std::string entry = trim_blanks(std::string_view(list).substr(start, comma - start));
     if (entry.empty()) throw Error(StatusCode::kInvalidArgument, option + ": an empty entry");
     entries.push_back(entry);
     if (comma == std::string::npos) return entries;
