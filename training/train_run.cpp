@@ -107,6 +107,12 @@ void refuse_divergence(const StepRecord& r, int64_t last_checkpoint) {
 void train_steps(Trainer& trainer, const TrainRunOptions& options, bool lead,
                  std::ostream& progress,
                  std::vector<std::pair<std::string, double>>* step1_grad_norms = nullptr) {
+  if (trainer.steps_done() == options.steps) {  // resumed at its last step
+    if (lead)
+      progress << fmt::format("{} holds step {} of {} already: nothing to train, nothing written\n",
+                              options.out_dir, options.steps, options.steps);
+    return;
+  }
   // A resumed run's directory holds the step it resumed from.
   int64_t last_checkpoint = options.resume ? trainer.steps_done() : 0;
   while (trainer.steps_done() < options.steps) {
@@ -138,9 +144,16 @@ bool restore_if_resuming(Trainer& trainer, const TrainRunOptions& options,
   if (!options.resume) return true;
   try {
     trainer.restore(read_checkpoint(options.out_dir, config));
+    if (trainer.steps_done() > options.steps)
+      throw Error(
+          StatusCode::kInvalidArgument,
+          fmt::format("{} holds step {}, past --steps {}: give the total number of steps "
+                      "to reach, more than {}",
+                      options.out_dir, trainer.steps_done(), options.steps, trainer.steps_done()));
     return true;
   } catch (const Error& e) {
-    errors << who << "--resume: " << e.message() << "\n";
+    errors << (who + "--resume: " + e.message() + "\n")
+           << std::flush;  // one write: ranks share stderr
     return false;
   }
 }

@@ -66,6 +66,30 @@ TEST_F(TrainCommand, ResumeContinuesToTheSameCurveAsOneRun) {
             slurp(dir_ / "split" / "model.safetensors"));
 }
 
+// --steps is the total to reach: a run resumed at it trains and writes
+// nothing and says so; one resumed past it is refused (it said "wrote" and
+// rewrote the same checkpoint, as if it had trained).
+TEST_F(TrainCommand, AResumeAtOrPastItsStepsSaysSoAndWritesNothing) {
+  const std::string out = (dir_ / "run").string();
+  ASSERT_EQ(train("--preset tiny --steps 3 --out " + out).exit_code, 0);
+  const auto written = fs::last_write_time(dir_ / "run" / "training_state.json");
+  Result r = train("--preset tiny --steps 3 --resume --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(out + " holds step 3 of 3 already: nothing to train, nothing written"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("wrote"), std::string::npos) << r.out;
+  r = train("--preset tiny --steps 2 --resume --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--resume: " + out +
+                       " holds step 3, past --steps 2: give the total number of steps to "
+                       "reach, more than 3"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(fs::last_write_time(dir_ / "run" / "training_state.json"), written);
+  EXPECT_EQ(history("run").size(), 3u);
+}
+
 // A learning rate that blows the weights up: the step whose loss is NaN
 // ends the run with exit code 3, naming the step and the learning rate; the
 // run directory keeps the last checkpoint (step 1), not the NaN weights.
