@@ -19,6 +19,11 @@ namespace polychip::training {
 nlohmann::json hf_gpt2_config(const Gpt2Config& config);
 nlohmann::json train_config_json(const TrainConfig& config);
 
+// The files a run's directory holds, training_state.json last.
+inline constexpr const char* kCheckpointFiles[] = {"model.safetensors", "config.json",
+                                                   "optimizer.safetensors", "metrics.npy",
+                                                   "training_state.json"};
+
 // Writes every file atomically (a reader sees the old or the new file).
 void write_checkpoint(const std::string& dir, const Trainer& trainer);
 // Throws NOT_FOUND for a missing file, DATA_CORRUPTION for a damaged one,

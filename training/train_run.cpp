@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "checkpoint.hpp"
 #include "data_parallel.hpp"
@@ -23,6 +25,27 @@
 
 namespace polychip::training {
 namespace {
+
+// A run already in `dir` is continued (--resume), never written over: a
+// forgotten --resume replaced hours of checkpoint with step 1. Nor is a
+// folder holding files of a run's names that no run wrote: a Hugging Face
+// model folder has a model.safetensors and a config.json.
+void refuse_files_to_write_over(const std::string& dir) {
+  const std::filesystem::path folder(dir);
+  if (std::filesystem::exists(folder / "training_state.json"))
+    throw Error(StatusCode::kInvalidArgument,
+                "--out '" + dir +
+                    "' holds a run already: continue it with --resume, or name another folder");
+  std::vector<std::string> taken;
+  for (const char* name : kCheckpointFiles)
+    if (std::filesystem::exists(folder / name)) taken.push_back(name);
+  if (!taken.empty())
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("--out '{}' holds {}, not written by a polychip run (it has no "
+                            "training_state.json): the run would write over {}; name a new or "
+                            "empty folder",
+                            dir, fmt::join(taken, ", "), taken.size() == 1 ? "it" : "them"));
+}
 
 TrainConfig checked_config(const TrainRunOptions& options) {
   TrainConfig config = train_preset(options.preset);
@@ -40,13 +63,7 @@ TrainConfig checked_config(const TrainRunOptions& options) {
                 "--dp-weights must be check or sync, got '" + options.dp_weights + "'");
   // Refused now, not after the run: the folders the run will write into
   // (a resumed run's is there, or --resume says what is missing).
-  // A run already there is continued (--resume), never written over: a
-  // forgotten --resume replaced hours of checkpoint with step 1.
-  if (!options.resume &&
-      std::filesystem::exists(std::filesystem::path(options.out_dir) / "training_state.json"))
-    throw Error(StatusCode::kInvalidArgument,
-                "--out '" + options.out_dir +
-                    "' holds a run already: continue it with --resume, or name another folder");
+  if (!options.resume) refuse_files_to_write_over(options.out_dir);
   std::error_code ec;
   if (!options.resume) std::filesystem::create_directories(options.out_dir, ec);
   if (ec)

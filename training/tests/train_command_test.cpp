@@ -66,6 +66,31 @@ TEST_F(TrainCommand, ResumeContinuesToTheSameCurveAsOneRun) {
             slurp(dir_ / "split" / "model.safetensors"));
 }
 
+// A Hugging Face model folder holds a model.safetensors and a config.json,
+// the names a run writes: it is refused, not written over (it was).
+TEST_F(TrainCommand, AFolderHoldingFilesOfARunsNamesIsNotWrittenOver) {
+  fs::create_directories(dir_ / "hf_model");
+  std::ofstream(dir_ / "hf_model" / "model.safetensors") << "weights";
+  std::ofstream(dir_ / "hf_model" / "config.json") << "{}";
+  std::ofstream(dir_ / "hf_model" / "README.md") << "a model";
+  const std::string out = (dir_ / "hf_model").string();
+  Result r = train("--preset tiny --steps 2 --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--out '" + out +
+                       "' holds model.safetensors, config.json, not written by a polychip run "
+                       "(it has no training_state.json): the run would write over them"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(slurp(dir_ / "hf_model" / "model.safetensors"), "weights");
+  EXPECT_EQ(slurp(dir_ / "hf_model" / "config.json"), "{}");
+  // Other files are no obstacle.
+  fs::create_directories(dir_ / "notes");
+  std::ofstream(dir_ / "notes" / "README.md") << "notes";
+  r = train("--preset tiny --steps 2 --out " + (dir_ / "notes").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(dir_ / "notes" / "README.md"), "notes");
+}
+
 // --steps is the total to reach: a run resumed at it trains and writes
 // nothing and says so; one resumed past it is refused (it said "wrote" and
 // rewrote the same checkpoint, as if it had trained).
