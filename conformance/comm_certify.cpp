@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "polychip/comm/local_launcher.hpp"
 #include "polychip/error.hpp"
@@ -35,6 +36,21 @@ std::string transport_environment(const comm::CommCaseRecord& r) {
   if (link.rfind("gdr", 0) == 0) return comm::path_environment("gdr");
   if (link.find("rdma") != std::string::npos) return comm::path_environment("rdma");
   return "";
+}
+
+// "3 wrong elements", "8 bytes written outside the buffers", or both: a
+// write before or after a buffer is named as such, not counted as elements.
+std::string wrong_message(const comm::CommCaseRecord& r) {
+  const uint64_t elements = r.wrong - r.outside;
+  std::vector<std::string> parts;
+  if (elements)
+    parts.push_back(fmt::format("{} wrong element{}", elements, elements == 1 ? "" : "s"));
+  if (r.outside)
+    parts.push_back(
+        fmt::format("{} byte{} written outside the buffers (the guard bytes before "
+                    "and after each)",
+                    r.outside, r.outside == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string verdict_of(const comm::CommCaseRecord& r) {
@@ -71,10 +87,15 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
     c["op"] = r.collective;
     c["dtype"] = r.dtype;
     c["verdict"] = verdict;
-    c["metrics"] = {{"bytes", r.bytes},   {"wrong", r.wrong},
-                    {"redop", r.op},      {"algorithm", r.algorithm},
-                    {"path", r.path},     {"transport", r.transport},
-                    {"offset", r.offset}, {"device_types", r.device_types}};
+    c["metrics"] = {{"bytes", r.bytes},
+                    {"wrong", r.wrong},
+                    {"outside_bytes", r.outside},
+                    {"redop", r.op},
+                    {"algorithm", r.algorithm},
+                    {"path", r.path},
+                    {"transport", r.transport},
+                    {"offset", r.offset},
+                    {"device_types", r.device_types}};
     c["tolerance"] = {{"wrong", 0},
                       {"rule", "bitwise identical and exactly expected on every rank"}};
     c["repro"] = fmt::format(
@@ -83,7 +104,7 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
         r.collective, r.dtype, r.op == "none" ? "" : " -o " + r.op, r.bytes,
         r.offset ? fmt::format(" --offset {}", r.offset) : "");
     c["message"] = verdict == "Pass" ? std::string("bitwise identical on every rank")
-                   : r.error.empty() ? fmt::format("{} wrong elements", r.wrong)
+                   : r.error.empty() ? wrong_message(r)
                                      : r.error;
     c["duration_ms"] = r.seconds * 1000;
     mix.records.push_back(std::move(c));

@@ -208,9 +208,10 @@ polychip_status copy(polychip_copy_args* a) {
     return fail(POLYCHIP_INVALID_ARGUMENT, "copy: dst_host is NULL");
   if (n == 0) return POLYCHIP_OK;
   const uint64_t so = a->src_offset, d_off = a->dst_offset;
-  const CopyDefect defect = a->kind == POLYCHIP_COPY_DEVICE_TO_HOST
-                                ? sim_profiles()[src->device()].copy_defect
-                                : CopyDefect::kNone;
+  const CopyDefect defect =
+      a->kind == POLYCHIP_COPY_DEVICE_TO_HOST   ? sim_profiles()[src->device()].copy_defect
+      : a->kind == POLYCHIP_COPY_HOST_TO_DEVICE ? sim_profiles()[dst->device()].copy_defect
+                                                : CopyDefect::kNone;
   auto work = [src, dst, src_host, dst_host, so, d_off, n, defect] {
     MemoryAccess access;
     access.add(src.get(), so, n);
@@ -219,6 +220,7 @@ polychip_status copy(polychip_copy_args* a) {
     char* to = dst ? dst->base() + d_off : dst_host;
     std::memmove(to, from, n);
     if (!dst) apply_copy_defect(defect, to, n);
+    if (!src) apply_upload_defect(defect, dst->base(), d_off);
   };
   if (!a->stream) {
     work();

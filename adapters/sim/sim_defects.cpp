@@ -192,4 +192,10 @@ void apply_copy_defect(CopyDefect defect, char* dst, uint64_t bytes) {
     dst[bytes - 1] = static_cast<char>(dst[bytes - 1] ^ 0x5A);
 }
 
+void apply_upload_defect(CopyDefect defect, char* base, uint64_t offset) {
+  constexpr uint64_t kLine = 64;
+  if (defect == CopyDefect::kUnalignedHeadLine)
+    std::memset(base + offset / kLine * kLine, 0, offset % kLine);
+}
+
 }  // namespace polychip::sim

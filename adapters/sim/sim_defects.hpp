@@ -32,10 +32,18 @@ enum class CopyDefect {
   // multiple of it corrupt their last byte (an off-by-one in the partial
   // final page of a page-chunked DMA).
   kPartialPageTail,
+  // Host-to-device copies to a destination that is not 64-byte aligned
+  // write its whole first 64-byte line: the bytes of that line before the
+  // destination become zeros (a line-granular DMA write whose byte mask
+  // covers only the end of the line).
+  kUnalignedHeadLine,
 };
 
 // Applies `defect` to the `bytes` a device-to-host copy has just written at `dst`.
 void apply_copy_defect(CopyDefect defect, char* dst, uint64_t bytes);
+// Applies `defect` to a host-to-device copy that has just written at byte
+// `offset` of the allocation starting at `base`.
+void apply_upload_defect(CopyDefect defect, char* base, uint64_t offset);
 
 // Runs `call` with `defect` (the profile has checked that the op is the
 // defect's). `memory_end[k]` is one past the last byte of tensor k's memory

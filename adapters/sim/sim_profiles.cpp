@@ -59,6 +59,9 @@ const SimProfile kProfiles[] = {
      .numerics = cpu::Numerics{},
      .engine = KernelEngine::kCpuKernelsDriftingGemm,
      .role = ProfileRole::kDrifting},
+    {"sim.copy_head",
+     "host-to-device copies to a destination off a 64-byte line zero the line's bytes before it",
+     cpu::Numerics{}, KernelDefect::kNone, "", CopyDefect::kUnalignedHeadLine},
 };
 
 }  // namespace

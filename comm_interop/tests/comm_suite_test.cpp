@@ -94,6 +94,33 @@ TEST(CommSuite, ACopyTailDefectFailsOffPageSizesOnly) {
   EXPECT_TRUE(offset_failed);
 }
 
+// A device whose uploads to a destination off a 64-byte line zero the bytes
+// of that line before it: every buffer at offset 0 is exact, and the offset
+// buffers fail on the guard bytes in front of them, counted as bytes written
+// outside, not as wrong elements. (With the guard in front unchecked, every
+// case passed.)
+TEST(CommSuite, ACopyHeadDefectFailsOffsetBuffersOnTheGuardBytesBeforeThem) {
+  CommSuiteOptions o;
+  o.polychip_executable = POLYCHIP_EXECUTABLE;
+  o.devices = {"cpu", "sim.copy_head"};
+  o.dtypes = {"f32"};
+  o.ops = {"sum"};
+  o.max_bytes = 4 << 10;
+  std::set<std::string> failing_collectives;
+  for (const CommCaseRecord& r : run_comm_suite(o)) {
+    ASSERT_NE(r.verdict, "error") << r.error;
+    if (r.offset == 0 || r.bytes == 0) {
+      EXPECT_EQ(r.verdict, "pass") << r.collective << " " << r.bytes << " at offset " << r.offset;
+      continue;
+    }
+    EXPECT_EQ(r.verdict, "fail") << r.collective << " " << r.bytes;
+    EXPECT_GT(r.outside, 0u) << r.collective << " " << r.bytes;
+    EXPECT_EQ(r.wrong, r.outside) << r.collective << " " << r.bytes << ": the elements are right";
+    failing_collectives.insert(r.collective);
+  }
+  EXPECT_EQ(failing_collectives.size(), 7u);
+}
+
 // An unknown device is refused before any rank starts, and the suite does
 // not start the remaining groups only to have them refused the same way.
 TEST(CommSuite, AFailingRunIsAnErrorRecordNotACrash) {

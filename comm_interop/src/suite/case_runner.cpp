@@ -285,8 +285,9 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
       if (std::memcmp(&got[j * w], &expected[j * w], w) != 0) ++result.wrong;
     }
   }
-  result.wrong += out.guard_bytes_written();
-  if (separate_in) result.wrong += separate_in->guard_bytes_written();
+  result.outside = out.guard_bytes_written();
+  if (separate_in) result.outside += separate_in->guard_bytes_written();
+  result.wrong += result.outside;
   if (iterations > 0) {
     for (int i = 0; i < warmup; ++i) call();
     comm_.barrier();

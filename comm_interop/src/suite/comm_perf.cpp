@@ -123,18 +123,21 @@ int run_rank(const PerfOptions& o) {
       previous_bytes = bytes;
       nlohmann::json row;
       double times[2];
-      uint64_t wrong[2];
+      uint64_t wrong[2], outside[2];
       CaseResult results[2];
       for (int in_place = 0; in_place < 2; ++in_place) {
         CaseSpec spec{c, dtype, op, bytes, o.root, in_place == 1, o.offset_bytes};
         results[in_place] = runner.run(spec, o.warmup, o.iterations);
         // Slowest rank's time and everyone's wrong count, as nccl-tests reports.
         double t = results[in_place].seconds, t_max = 0;
-        int64_t w = static_cast<int64_t>(results[in_place].wrong), w_sum = 0;
+        int64_t w[2] = {static_cast<int64_t>(results[in_place].wrong),
+                        static_cast<int64_t>(results[in_place].outside)},
+                w_sum[2] = {0, 0};
         comm->all_reduce(&t, &t_max, 1, DType::kF64, ReduceOp::kMax);
-        comm->all_reduce(&w, &w_sum, 1, DType::kI64, ReduceOp::kSum);
+        comm->all_reduce(w, w_sum, 2, DType::kI64, ReduceOp::kSum);
         times[in_place] = t_max;
-        wrong[in_place] = static_cast<uint64_t>(w_sum);
+        wrong[in_place] = static_cast<uint64_t>(w_sum[0]);
+        outside[in_place] = static_cast<uint64_t>(w_sum[1]);
         wrong_total += wrong[in_place];
       }
       // The path that ran somewhere in the job (staging on one rank counts).
@@ -177,6 +180,7 @@ int run_rank(const PerfOptions& o) {
             m["time_us"] = m["algbw_gbps"] = m["busbw_gbps"] = nullptr;
           }
           m["wrong"] = wrong[k];
+          m["outside"] = outside[k];  // of wrong: bytes written before or after a buffer
           r[k == 0 ? "out_of_place" : "in_place"] = m;
         }
         r["algorithm"] = std::string(algorithm_name(rec.algorithm));

@@ -126,6 +126,8 @@ bool run_group(const CommSuiteOptions& o, const std::string& exe, const std::str
     rec.path = r["path"].get<std::string>();
     rec.transport = r["transport"].get<std::string>();
     rec.wrong = r["out_of_place"]["wrong"].get<uint64_t>() + r["in_place"]["wrong"].get<uint64_t>();
+    rec.outside =
+        r["out_of_place"]["outside"].get<uint64_t>() + r["in_place"]["outside"].get<uint64_t>();
     rec.verdict = rec.wrong == 0 ? "pass" : "fail";
     rec.seconds = seconds / static_cast<double>(doc["results"].size());
     records.push_back(rec);

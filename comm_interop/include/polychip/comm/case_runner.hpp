@@ -32,6 +32,8 @@ struct CaseSpec {
 struct CaseResult {
   uint64_t count = 0;  // nccl-tests "count" (elements of the larger buffer)
   uint64_t wrong = 0;  // this rank's mismatched elements, plus guard bytes written
+  // Of `wrong`: the guard bytes before or after a buffer that were written.
+  uint64_t outside = 0;
   double seconds = 0;  // per iteration, this rank
   CallRecord record;   // of the verified call
 };

@@ -56,6 +56,7 @@ struct CommCaseRecord {
   std::string transport;  // what ran ("shm", "tcp", ...); on "error", what was asked for
   std::string verdict;    // "pass", "fail" (#wrong > 0), "error" (the run failed)
   uint64_t wrong = 0;     // out-of-place + in-place, summed over ranks
+  uint64_t outside = 0;   // of wrong: bytes written before or after a buffer
   std::string error;
   // Wall time of the comm-perf child that ran this case, shared equally
   // among the cases that child ran (one child runs a group of cases).
