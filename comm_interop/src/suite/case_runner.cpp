@@ -8,84 +8,11 @@
 #include <memory>
 #include <optional>
 
-#include "algorithms/reduce_kernels.hpp"
+#include "case_values.hpp"
 #include "polychip/error.hpp"
 
 namespace polychip::comm {
 namespace {
-
-// Small integers: every sum, product, min and max of up to 16 ranks is
-// exact in every dtype, bf16 included.
-double input_value(int rank, uint64_t index, ReduceOp op) {
-  if (op == ReduceOp::kProd) {
-    static const double values[4] = {1, -1, 1, 2};
-    return values[(index + uint64_t(rank) * 3) % 4];
-  }
-  return double((index * 7 + uint64_t(rank) * 13 + 5) % 17) - 8;
-}
-
-double fold(ReduceOp op, DType dtype, int ranks, uint64_t index) {
-  double acc = input_value(0, index, op);
-  for (int r = 1; r < ranks; ++r) {
-    double v = input_value(r, index, op);
-    switch (op) {
-      case ReduceOp::kSum:
-      case ReduceOp::kAvg:
-        acc += v;
-        break;
-      case ReduceOp::kProd:
-        acc *= v;
-        break;
-      case ReduceOp::kMin:
-        acc = std::min(acc, v);
-        break;
-      case ReduceOp::kMax:
-        acc = std::max(acc, v);
-        break;
-    }
-  }
-  if (op == ReduceOp::kAvg) {
-    if (dtype == DType::kI32 || dtype == DType::kI64) return std::trunc(acc / ranks);
-    if (dtype == DType::kF64) return acc / ranks;
-    return static_cast<float>(acc / ranks);
-  }
-  return acc;
-}
-
-void store(double v, DType dtype, uint8_t* dst) {
-  switch (dtype) {
-    case DType::kF32: {
-      float f = static_cast<float>(v);
-      copy_bytes(dst, &f, 4);
-      break;
-    }
-    case DType::kF64:
-      copy_bytes(dst, &v, 8);
-      break;
-    case DType::kI32: {
-      int32_t i = static_cast<int32_t>(v);
-      copy_bytes(dst, &i, 4);
-      break;
-    }
-    case DType::kI64: {
-      int64_t i = static_cast<int64_t>(v);
-      copy_bytes(dst, &i, 8);
-      break;
-    }
-    case DType::kF16: {
-      uint16_t h = float_to_half_bits(static_cast<float>(v));
-      copy_bytes(dst, &h, 2);
-      break;
-    }
-    case DType::kBF16: {
-      uint16_t h = float_to_bfloat16_bits(static_cast<float>(v));
-      copy_bytes(dst, &h, 2);
-      break;
-    }
-    default:
-      throw_error(StatusCode::kInvalidArgument, "unsupported dtype");
-  }
-}
 
 // A buffer on the host or on the case's device, `offset` bytes into an
 // allocation whose bytes before and after it are guards: a collective that
@@ -187,30 +114,15 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
   if (c == "reduce_scatter") out_count = block;
   // Inputs: element index k of this rank's send buffer.
   std::vector<uint8_t> input(in_count * w);
-  for (uint64_t k = 0; k < in_count; ++k) store(input_value(me, k, spec.op), dt, &input[k * w]);
-  // Expected output of this rank (empty: nothing to check).
+  for (uint64_t k = 0; k < in_count; ++k)
+    store_value(case_input(me, k, spec.op), dt, &input[k * w]);
+  // Expected output of this rank.
+  const Collective which = parse_collective(c);
   std::vector<uint8_t> expected(out_count * w);
+  for (uint64_t j = 0; j < out_count; ++j)
+    store_value(case_expected(which, spec.op, dt, n, me, spec.root, block, j), dt,
+                &expected[j * w]);
   bool check = true;
-  for (uint64_t j = 0; j < out_count; ++j) {
-    double v = 0;
-    if (c == "all_reduce")
-      v = fold(spec.op, dt, n, j);
-    else if (c == "all_gather")
-      v = input_value(int(j / block), j % block, spec.op);
-    else if (c == "reduce_scatter")
-      v = fold(spec.op, dt, n, uint64_t(me) * block + j);
-    else if (c == "broadcast")
-      v = input_value(spec.root, j, spec.op);
-    else if (c == "reduce")
-      v = fold(spec.op, dt, n, j);
-    else if (c == "all_to_all")
-      v = input_value(int(j / block), uint64_t(me) * block + j % block, spec.op);
-    else if (c == "send_recv")
-      v = input_value((me - 1 + n) % n, j, spec.op);
-    else
-      throw_error(StatusCode::kInvalidArgument, "unknown collective '" + c + "'");
-    store(v, dt, &expected[j * w]);
-  }
   if (c == "reduce" && me != spec.root) check = false;
   // Buffers: in place shares one allocation the way NCCL defines it.
   if (spec.offset % w != 0) {
@@ -234,9 +146,8 @@ CaseResult CaseRunner::run(const CaseSpec& spec, int warmup, int iterations) {
   auto out_ref = [&]() {
     return rs_in_place ? separate_in->ref(uint64_t(me) * block * w) : out.ref();
   };
-  // Looked up once: the timed loop below calls `call` for sub-microsecond
-  // collectives, where string compares per call would show.
-  const Collective which = parse_collective(c);
+  // `which`, looked up once: the timed loop below calls `call` for
+  // sub-microsecond collectives, where string compares per call would show.
   auto call = [&]() {
     switch (which) {
       case Collective::kAllReduce:
