@@ -2417,6 +2417,64 @@ TEST(Communicator, ThreadRanksRunEveryCollectiveExactly) {
   }
 }
 
+// Buffers in host memory one element into their allocation (comm-perf
+// --offset without --devices): exact, and the guard bytes around them kept.
+TEST(CaseRunner, OffsetHostBuffersAreExact) {
+  with_threads(2, [](Communicator& comm) {
+    CaseRunner runner(comm, nullptr);
+    for (const std::string& c : collective_names())
+      for (bool in_place : {false, true}) {
+        CaseSpec spec{c, DType::kF32, ReduceOp::kSum, 4100, 1, in_place, 4};
+        const CaseResult r = runner.run(spec, 0, 0);
+        EXPECT_EQ(r.wrong, 0u) << c << " in_place " << in_place;
+        EXPECT_EQ(r.outside, 0u) << c << " in_place " << in_place;
+      }
+  });
+}
+
+// nccl-tests' bus bandwidth factors (docs/comm.md): what comm-perf's busbw
+// column and the benchmarks' ratios are computed with.
+TEST(CaseRunner, BusBandwidthFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor("all_reduce", 4), 1.5);
+  for (const char* c : {"all_gather", "reduce_scatter", "all_to_all"})
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(c, 4), 0.75) << c;
+  for (const char* c : {"broadcast", "reduce", "send_recv"})
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(c, 4), 1.0) << c;
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor("all_reduce", 2), 1.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor("all_gather", 2), 0.5);
+}
+
+// One verified call, then exactly `warmup` untimed and `iterations` timed
+// ones; with no iterations, the verified call alone. A root outside the
+// ranks is refused.
+TEST(CaseRunner, RunsTheVerifiedCallThenWarmupThenTimedIterations) {
+  with_threads(2, [](Communicator& comm) {
+    CaseRunner runner(comm, nullptr);
+    // Calls of `collective` in the history past its first `from` entries.
+    auto calls_of = [&](const std::string& collective, size_t from) {
+      const auto& history = comm.call_history();
+      int n = 0;
+      for (size_t i = from; i < history.size(); ++i) n += history[i].collective == collective;
+      return n;
+    };
+    const CaseSpec spec{"all_reduce", DType::kF32, ReduceOp::kSum, 64, 0, false};
+    size_t before = comm.call_history().size();
+    EXPECT_EQ(runner.run(spec, 2, 3).wrong, 0u);
+    EXPECT_EQ(calls_of("all_reduce", before), 1 + 2 + 3);
+    before = comm.call_history().size();
+    EXPECT_EQ(runner.run(spec, 2, 0).wrong, 0u);
+    EXPECT_EQ(calls_of("all_reduce", before), 1);
+    const CaseSpec bad_root{"broadcast", DType::kF32, ReduceOp::kSum, 64, 2, false};
+    try {
+      runner.run(bad_root, 0, 0);
+      ADD_FAILURE() << "root 2 of 2 ranks was taken";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("root 2 out of range"), std::string::npos) << e.what();
+    }
+  });
+}
+
 // A reduce_scatter whose output overlaps its input other than in place
 // works from a copy of the input: one element past this rank's block, the
 // ring would write chunk c's result over chunk c + 1's own part before it
