@@ -29,8 +29,8 @@ polychip_status device_properties(polychip_device_properties_args* args) {
   if (polychip_status s = check_device(args->device, "device_properties")) return s;
   polychip_device_properties p{};
   // "vendor.model", lower case: globally unique, used by patches and hooks.
-  std::snprintf(p.device_type, sizeof p.device_type, "template.host");
-  std::snprintf(p.name, sizeof p.name, "template adapter on host memory");
+  std::snprintf(p.device_type, sizeof p.device_type, "%s", kDeviceType);
+  std::snprintf(p.name, sizeof p.name, "%s adapter on host memory", kAdapterName);
   p.memory_bytes = uint64_t{1} << 30;
   for (int d = POLYCHIP_DTYPE_F64; d < POLYCHIP_DTYPE_COUNT_; ++d) p.supported_dtypes |= 1ull << d;
   p.capabilities = POLYCHIP_CAP_HOST_VISIBLE_MEMORY | POLYCHIP_CAP_TIMING_EVENTS;
@@ -49,7 +49,7 @@ polychip_status device_properties(polychip_device_properties_args* args) {
 }  // namespace
 
 polychip_status fail(polychip_status status, std::string message) {
-  g_last_error = "template: " + message;
+  g_last_error = std::string(kAdapterName) + ": " + message;
   return status;
 }
 
@@ -84,10 +84,10 @@ namespace {
 
 using namespace template_adapter;
 
-// name: unique among adapters (rename it); vendor; your own version,
-// independent of the ABI version.
+// name (kAdapterName); vendor; your own version, independent of the ABI
+// version.
 const polychip_adapter_api kApi =
-    POLYCHIP_ADAPTER_API_V1_INIT("template", "Example Vendor", "0.1.0");
+    POLYCHIP_ADAPTER_API_V1_INIT(kAdapterName, "Example Vendor", "0.1.0");
 
 }  // namespace
 

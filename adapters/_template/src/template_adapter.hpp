@@ -12,6 +12,13 @@
 
 namespace template_adapter {
 
+// Rename here, once: the adapter's name (unique among adapters, lower case)
+// and its device type ("<vendor>.<model>", lower case, globally unique: a
+// copy that keeps "template.host" under another name claims the template's
+// devices in patches, hooks and certification results).
+inline constexpr const char* kAdapterName = "template";
+inline constexpr const char* kDeviceType = "template.host";
+
 // What this adapter's handles point to. Memory is host memory obtained from
 // the polychip cpu adapter, so the cpu kernels can run on it unchanged; a
 // real adapter keeps its device pointer here instead.
