@@ -83,6 +83,18 @@ class CertifyRun:
         """Pass, Fail, ... as results.json says (docs/results-schema.md)."""
         return self.results["verdict"]
 
+    @property
+    def caveats(self) -> List[str]:
+        """What the verdict stands on that is not polychip's own (tolerances
+        loosened past the built-in ones, a training reference recorded on a
+        device that is not NVIDIA's), a sentence each."""
+        return list(self.results.get("caveats", []))
+
+    @property
+    def certified(self) -> bool:
+        """Passed with no caveat: a polychip certification."""
+        return self.passed and not self.caveats
+
     def adapter(self, name: str) -> Dict:
         """One entry of results["adapters"], by its name, device type or device ("sim:9")."""
         entries = self.results.get("adapters", [])

@@ -1,6 +1,7 @@
 """The conformance suites and the training workload from Python
 (polychip.certify, polychip.train): they run in the polychip command and
 return what its files say."""
+import json
 import os
 
 import numpy as np
@@ -24,6 +25,25 @@ def test_a_certification_that_passes_reads_back_its_results(tmp_path):
     assert [c["id"] for c in run.results["cases"]] == [ONE_CASE]
     assert run.failed_cases() == []
     assert "overall: Pass" in run.summary
+    assert run.caveats == [] and run.certified
+
+
+def test_a_pass_under_loosened_tolerances_is_not_a_certification(tmp_path):
+    # sim.bf16acc accumulates gemm in bf16: it fails an f32 gemm under
+    # polychip's tolerances; a file that widens gemm's lets it pass, and says so.
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "conformance", "data",
+                           "tolerances.json")) as f:
+        table = json.load(f)
+    table["ops"]["gemm"] = {"rtol": {"f32": 0.5}, "atol_factor": {"f32": 0.01}}
+    loose = tmp_path / "loose.json"
+    loose.write_text(json.dumps(table))
+    gemm_case = "gemm/f32/64x64x64/seed=1"
+    assert not polychip.certify(["sim.bf16acc"], case=gemm_case).passed
+    run = polychip.certify(["sim.bf16acc"], case=gemm_case, extra_args=["--tolerances", str(loose)])
+    assert run.passed and run.verdict == "Pass"
+    assert not run.certified
+    assert len(run.caveats) == 1 and "loosen" in run.caveats[0], run.caveats
+    assert "overall: Pass (with 1 caveat)" in run.summary
 
 
 def test_a_defective_chip_fails_and_its_failing_cases_are_named():
