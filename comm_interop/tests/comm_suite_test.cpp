@@ -16,6 +16,21 @@
 
 using namespace polychip::comm;
 
+namespace {
+
+// The suite in f32 sums up to `max_bytes`, one rank on cpu and one on `device`.
+std::vector<CommCaseRecord> run_f32_sums_with(const std::string& device, uint64_t max_bytes) {
+  CommSuiteOptions o;
+  o.polychip_executable = POLYCHIP_EXECUTABLE;
+  o.devices = {"cpu", device};
+  o.dtypes = {"f32"};
+  o.ops = {"sum"};
+  o.max_bytes = max_bytes;
+  return run_comm_suite(o);
+}
+
+}  // namespace
+
 TEST(CommSuite, RecordsEveryCaseWithDeviceTypesPathAndVerdict) {
   CommSuiteOptions o;
   o.polychip_executable = POLYCHIP_EXECUTABLE;
@@ -67,16 +82,10 @@ TEST(CommSuite, SizesSitOnAndAroundEveryBoundary) {
 // 4 KiB) and fails the sizes just off a page, on every link and with offset
 // buffers — the case a new user saw pass every level.
 TEST(CommSuite, ACopyTailDefectFailsOffPageSizesOnly) {
-  CommSuiteOptions o;
-  o.polychip_executable = POLYCHIP_EXECUTABLE;
-  o.devices = {"cpu", "sim.copy_tail"};
-  o.dtypes = {"f32"};
-  o.ops = {"sum"};
-  o.max_bytes = 64 << 10;
   std::set<uint64_t> failing_sizes;
   std::set<std::string> failing_links;
   bool offset_failed = false;
-  for (const CommCaseRecord& r : run_comm_suite(o)) {
+  for (const CommCaseRecord& r : run_f32_sums_with("sim.copy_tail", 64 << 10)) {
     ASSERT_NE(r.verdict, "error") << r.error;
     if (r.verdict != "fail") continue;
     failing_sizes.insert(r.bytes);
@@ -100,14 +109,8 @@ TEST(CommSuite, ACopyTailDefectFailsOffPageSizesOnly) {
 // outside, not as wrong elements. (With the guard in front unchecked, every
 // case passed.)
 TEST(CommSuite, ACopyHeadDefectFailsOffsetBuffersOnTheGuardBytesBeforeThem) {
-  CommSuiteOptions o;
-  o.polychip_executable = POLYCHIP_EXECUTABLE;
-  o.devices = {"cpu", "sim.copy_head"};
-  o.dtypes = {"f32"};
-  o.ops = {"sum"};
-  o.max_bytes = 4 << 10;
   std::set<std::string> failing_collectives;
-  for (const CommCaseRecord& r : run_comm_suite(o)) {
+  for (const CommCaseRecord& r : run_f32_sums_with("sim.copy_head", 4 << 10)) {
     ASSERT_NE(r.verdict, "error") << r.error;
     if (r.offset == 0 || r.bytes == 0) {
       EXPECT_EQ(r.verdict, "pass") << r.collective << " " << r.bytes << " at offset " << r.offset;
