@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -283,6 +284,21 @@ std::optional<Device> Runtime::find_device_type(std::string_view device_type) co
   for (auto& a : impl_->adapters)
     if (auto d = find_in(*a)) return d;
   return std::nullopt;
+}
+
+std::vector<std::string> Runtime::device_type_conflicts() const {
+  std::map<std::string, std::vector<std::string>> adapters_of;  // type -> adapter names
+  for (const Device& d : devices()) {
+    std::vector<std::string>& names = adapters_of[d.device_type()];
+    if (std::find(names.begin(), names.end(), d.adapter_name()) == names.end())
+      names.push_back(d.adapter_name());
+  }
+  std::vector<std::string> conflicts;
+  for (const auto& [type, names] : adapters_of)
+    if (names.size() > 1)
+      conflicts.push_back(
+          fmt::format("device type '{}' is reported by adapters {}", type, join(names)));
+  return conflicts;
 }
 
 Device Runtime::device(std::string_view spec) const {

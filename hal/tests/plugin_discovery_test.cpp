@@ -135,6 +135,19 @@ const AdapterInfo* adapter_named(const Runtime& rt, const std::string& name) {
   return nullptr;
 }
 
+// Two adapters reporting one device type (a renamed copy of another) are
+// named; one adapter with several devices of one type is no conflict.
+TEST(PluginDiscoveryTest, ADeviceTypeReportedByTwoAdaptersIsAConflict) {
+  auto o = testing::cpu_only_options();
+  o.adapter_path = {kAdapters};
+  EXPECT_TRUE(Runtime(o).device_type_conflicts().empty());
+  o.adapter_path.push_back(std::string(POLYCHIP_TEST_PLUGIN_DIR) + "/adapters_twin");
+  Runtime rt(o);
+  EXPECT_EQ(rt.device_type_conflicts(),
+            std::vector<std::string>{
+                "device type 'testplug.v1' is reported by adapters testplug, testtwin"});
+}
+
 // What a real plugin folder also holds: versioned library names, adapters
 // without devices, a README, a backup copy of a library and other names that
 // are not "name.so[.N...]" (".so", "x.so.", "x.so.1a", "x.so..1").

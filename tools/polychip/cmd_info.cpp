@@ -87,6 +87,7 @@ nlohmann::json info_json(Runtime& rt) {
                             {"ops_with_kernels", count_ops_with_kernels(rt, d)},
                             {"ops_in_contract", op_contract().size()}});
   }
+  j["device_type_conflicts"] = rt.device_type_conflicts();
   auto& disp = rt.dispatcher();
   j["patches"] = json::array();
   for (const auto& p : disp.active_patches())
@@ -135,6 +136,10 @@ void print_table(const nlohmann::json& j) {
                d["device_type"].get<std::string>(), d["memory_bytes"].get<uint64_t>() >> 20,
                d["ops_with_kernels"].get<int>(), d["ops_in_contract"].get<size_t>(),
                d["name"].get<std::string>());
+  if (!j["device_type_conflicts"].empty()) {
+    fmt::print("\nConflicts (a device type names one adapter's devices: rename one)\n");
+    for (const auto& c : j["device_type_conflicts"]) fmt::print("  {}\n", c.get<std::string>());
+  }
   fmt::print("\nActive patches: {}\n", j["patches"].empty() ? "none" : "");
   for (const auto& p : j["patches"])
     fmt::print("  #{} {} on {} [{}] by {}\n", p["id"].get<uint64_t>(), p["op"].get<std::string>(),

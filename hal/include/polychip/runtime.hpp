@@ -75,6 +75,13 @@ class Runtime {
   Device device(std::string_view spec) const;
   // nullopt when no device has that type.
   std::optional<Device> find_device_type(std::string_view device_type) const;
+  // Device types that more than one adapter reports, a line each ("device
+  // type 'x.v1' is reported by adapters x, y"): device types are vendor.model
+  // ids of one adapter's devices, by which patches, hooks, --adapters and
+  // certification results name them, so two adapters sharing one (a renamed
+  // copy of another) are ambiguous. Counts every adapter's devices, as a full
+  // listing does.
+  std::vector<std::string> device_type_conflicts() const;
 
   Dispatcher& dispatcher();
 
