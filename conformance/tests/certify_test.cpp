@@ -381,6 +381,25 @@ TEST_F(CertifyTest, ATolerancesFileThatLoosensABoundIsNamedInResultsAndSummary) 
       << r.out;
   EXPECT_NE(r.out.find("\noverall: Pass (with 1 caveat)\n"), std::string::npos) << r.out;
 
+  // Many bounds: the caveat names the first four and counts the rest.
+  json wide_f32 = json::parse(slurp(TOLERANCES_FILE));
+  wide_f32["defaults"]["rtol"]["f32"] = 0.5;
+  const fs::path wide = dir_ / "wide.json";
+  std::ofstream(wide) << wide_f32.dump();
+  r = run("wide", wide.string());
+  const json wide_res = results("wide");
+  const size_t listed = wide_res["run"]["tolerances_loosened"].size();
+  ASSERT_GT(listed, 4u);
+  const std::string caveat = wide_res["caveats"][0];
+  EXPECT_NE(caveat.find(fmt::format(" and {} more (run.tolerances_loosened)", listed - 4)),
+            std::string::npos)
+      << caveat;
+  size_t named = 0;
+  for (size_t at = caveat.find("f32 (rtol"); at != std::string::npos;
+       at = caveat.find("f32 (rtol", at + 1))
+    ++named;
+  EXPECT_EQ(named, 4u) << caveat;
+
   // A file lacking a dtype's bound is refused before any case runs.
   tolerances["defaults"]["rtol"].erase("f16");
   const fs::path lacking = dir_ / "lacking.json";
