@@ -68,6 +68,15 @@ class CheckpointFormat : public ::testing::Test {
   std::string dir_;
 };
 
+// kCheckpointFiles (what `train --out` refuses to write over in a folder no
+// run wrote) names exactly the files write_checkpoint writes.
+TEST_F(CheckpointFormat, TheDirectoryHoldsExactlyTheCheckpointFiles) {
+  std::set<std::string> written, named(std::begin(kCheckpointFiles), std::end(kCheckpointFiles));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_))
+    written.insert(entry.path().filename().string());
+  EXPECT_EQ(written, named);
+}
+
 TEST_F(CheckpointFormat, EveryTensorHasTheHuggingFaceNameAndShape) {
   const Gpt2Config& m = config_.model;
   const auto expected = hf_gpt2_state_dict(m.vocab_size, m.max_seq_len, m.channels, m.num_layers);
