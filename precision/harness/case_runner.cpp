@@ -123,7 +123,8 @@ std::string first_difference(const Problem& p, const std::vector<HostTensor>& a,
 // How far the worst element is off, in the terms that mean something for
 // it: a tolerance multiple is noise against an exact 0 (its ulp is the
 // smallest subnormal) or a 0-ulp bound, so those get absolute / ulp terms.
-std::string describe_worst(const OutputMetrics& m, const Tolerance& tol) {
+// The ulp limit named is the one applied (bound + rounding), not the bound.
+std::string describe_worst(const OutputMetrics& m, const Tolerance& tol, DType dt) {
   // Exact-input cases allow no error: any miss has an infinite fraction.
   if (tol.mode == ToleranceMode::kExact && std::isfinite(m.worst_device) &&
       std::isfinite(m.worst_exact))
@@ -132,7 +133,10 @@ std::string describe_worst(const OutputMetrics& m, const Tolerance& tol) {
   if (m.worst_exact == 0)
     return fmt::format("worst is off by {:.3g} from an exact 0", m.max_abs_error);
   if (tol.mode == ToleranceMode::kUlp)
-    return fmt::format("worst is {:.3g} ulp off, {:g} ulp allowed", m.max_ulp_error, tol.ulp);
+    return fmt::format(
+        "worst is {:.3g} ulp off, {:g} ulp allowed (bound {:g} + {:g} for the "
+        "exact value's rounding)",
+        m.max_ulp_error, ulp_limit(tol, dt), tol.ulp, ulp_limit(tol, dt) - tol.ulp);
   return fmt::format("worst uses {:.3g}x the tolerance", m.max_tolerance_fraction);
 }
 
@@ -417,7 +421,7 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
                   fmt::format("{} of {} elements of '{}' beyond tolerance ({}: element {} {}: "
                               "device {} = {} vs exact {} = {})",
                               m.mismatches, m.elements, output_name(p, w),
-                              describe_worst(m, tols[w]), m.worst_index,
+                              describe_worst(m, tols[w], got[w].dtype), m.worst_index,
                               multi_index(got[w].shape, m.worst_index), hex_float(m.worst_device),
                               m.worst_device, hex_float(m.worst_exact), m.worst_exact));
   }

@@ -26,6 +26,12 @@ std::string hex_float(double v) {
   return buf;
 }
 
+double ulp_limit(const Tolerance& tol, DType dt) {
+  // For f64 outputs the oracle's "exact" value is itself a double (up to
+  // 0.5 ulp off), so another 0.5 ulp is the reference's own.
+  return tol.ulp + (dt == DType::kF64 ? 1.0 : 0.5);
+}
+
 ElementError element_error(double d, double r, DType dt, const Tolerance& tol, double atol) {
   const double inf = std::numeric_limits<double>::infinity();
   ElementError e;
@@ -45,11 +51,7 @@ ElementError element_error(double d, double r, DType dt, const Tolerance& tol, d
   e.rel = r != 0 ? e.abs / std::fabs(r) : (e.abs == 0 ? 0 : inf);
   e.ulp = e.abs / ulp_of(r, dt);
   if (tol.mode == ToleranceMode::kUlp) {
-    // A correctly rounded result is 0.5 ulp from the exact value. For
-    // f64 outputs the oracle's "exact" value is itself a double (up
-    // to 0.5 ulp off), so another 0.5 ulp is the reference's own.
-    const double slack = dt == DType::kF64 ? 1.0 : 0.5;
-    e.fraction = e.ulp / (tol.ulp + slack);
+    e.fraction = e.ulp / ulp_limit(tol, dt);
   } else {
     double allowed = atol + tol.rtol * std::fabs(r);
     e.fraction = allowed > 0 ? e.abs / allowed : (e.abs == 0 ? 0 : inf);

@@ -17,6 +17,13 @@ namespace polychip::precision {
 // beyond it).
 double ulp_of(double exact, DType dtype);
 
+// The largest error, in ulp of `dt`, that an element may have under the
+// ulp-mode tolerance `tol`: the bound plus the exact value's own rounding (a
+// correctly rounded result is 0.5 ulp from it; for f64 outputs 1 ulp, as
+// the oracle's value is itself a rounded double). Reports name this limit,
+// not the bound alone.
+double ulp_limit(const Tolerance& tol, DType dt);
+
 struct OutputMetrics {
   int64_t elements = 0;
   double max_abs_error = 0;

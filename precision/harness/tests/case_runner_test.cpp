@@ -136,6 +136,19 @@ polychip_status leaky_relu(const polychip_kernel_args* a) {
   return POLYCHIP_OK;
 }
 
+// -x moved `ulps` away from zero: neg's bound is 0 ulp, so any such
+// element is beyond its limit of 0.5 ulp (f32) or 1 ulp (f64).
+template <typename T, int ulps>
+polychip_status neg_off_by_ulps(const polychip_kernel_args* a) {
+  T* x = reinterpret_cast<T*>(host_f32(a, 0));
+  T* y = reinterpret_cast<T*>(host_f32(a, 1));
+  for (int64_t i = 0; i < numel(a->tensors[0]); ++i) {
+    y[i] = -x[i];
+    for (int k = 0; k < ulps; ++k) y[i] = std::nextafter(y[i], std::copysign(T(INFINITY), y[i]));
+  }
+  return POLYCHIP_OK;
+}
+
 // Row sums of a [rows, len] f32 tensor, in double, with row 0 one ulp high:
 // well inside a rounding tolerance, wrong against an exact-integer result.
 polychip_status reduce_sum_one_ulp_high(const polychip_kernel_args* a) {
@@ -303,7 +316,31 @@ TEST_F(CaseRunnerTest, FailureAgainstAnExactZeroIsInAbsoluteTermsWithDecimalValu
   EXPECT_NE(m.find("vs exact 0x0p+0 = 0)"), std::string::npos) << m;
   patch_exp(&identity_exp);
   const std::string e = message_of("exp/f32/100/seed=1");
-  EXPECT_NE(e.find("ulp off, 3 ulp allowed"), std::string::npos) << e;
+  EXPECT_NE(e.find("ulp off, 3.5 ulp allowed (bound 3 + 0.5 for the exact value's rounding)"),
+            std::string::npos)
+      << e;
+}
+
+// The limit a ulp-mode failure names is the one the check applied: the
+// bound plus the exact value's rounding, not the bound alone ("0.906 ulp
+// off, 0 ulp allowed" read as a failure by 0.906 ulp of a 0 ulp limit).
+TEST_F(CaseRunnerTest, AnUlpFailureNamesTheLimitApplied) {
+  patch("neg", &neg_off_by_ulps<float, 1>);
+  const std::string f32 = message_of("neg/f32/100/seed=1");
+  EXPECT_NE(f32.find("worst is 1 ulp off, 0.5 ulp allowed (bound 0 + 0.5 for the exact value's "
+                     "rounding)"),
+            std::string::npos)
+      << f32;
+  // f64 outputs get 1 ulp of rounding (the oracle's value is a double): 1 ulp
+  // off is within the limit (if far worse than NVIDIA), 2 fail against it.
+  patch("neg", &neg_off_by_ulps<double, 1>);
+  EXPECT_EQ(run("neg/f64/100/seed=1").verdict, Verdict::kQualityWarning);
+  patch("neg", &neg_off_by_ulps<double, 2>);
+  const std::string f64 = message_of("neg/f64/100/seed=1");
+  EXPECT_NE(f64.find("worst is 2 ulp off, 1 ulp allowed (bound 0 + 1 for the exact value's "
+                     "rounding)"),
+            std::string::npos)
+      << f64;
 }
 
 TEST_F(CaseRunnerTest, ExactIntegerCasesHaveZeroTolerance) {
