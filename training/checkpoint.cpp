@@ -39,6 +39,22 @@ std::string metrics_npy(const std::vector<StepRecord>& history) {
   return encode_npy_f64(rows, static_cast<int64_t>(history.size()), 4);
 }
 
+// A saved config field that differs from this run's. When the two runs
+// started from different presets the message names both and the one to
+// pass: "written with batch_size = 2, this run has 8" left the user to
+// guess which --preset wrote the checkpoint.
+std::string config_mismatch(const std::string& dir, const std::string& key,
+                            const nlohmann::json& saved, const nlohmann::json& ours,
+                            const nlohmann::json& saved_preset, const std::string& our_preset) {
+  const std::string head = "training checkpoint: " + dir + " was written with ";
+  if (!saved_preset.is_string() || our_preset.empty() || saved_preset == our_preset)
+    return head + key + " = " + saved.dump() + ", this run has " + ours.dump();
+  const std::string preset = saved_preset.get<std::string>();
+  return head + "preset " + preset + " (" + key + " = " + saved.dump() +
+         "); this run uses preset " + our_preset + " (" + key + " = " + ours.dump() +
+         "): pass --preset " + preset;
+}
+
 }  // namespace
 
 nlohmann::json hf_gpt2_config(const Gpt2Config& c) {
@@ -105,13 +121,14 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer) {
   nlohmann::json history = nlohmann::json::array();
   for (const StepRecord& r : state.history)
     history.push_back({r.step, r.loss, r.grad_norm, r.learning_rate});
-  const nlohmann::json run = {{"schema", kTrainingStateSchema},
-                              {"config", train_config_json(trainer.config())},
-                              {"corpus", "markov-v1"},
-                              {"corpus_hash", trainer.corpus_hash()},
-                              {"steps_done", trainer.steps_done()},
-                              {"history_columns", {"step", "loss", "grad_norm", "learning_rate"}},
-                              {"history", history}};
+  nlohmann::json run = {{"schema", kTrainingStateSchema},
+                        {"config", train_config_json(trainer.config())},
+                        {"corpus", "markov-v1"},
+                        {"corpus_hash", trainer.corpus_hash()},
+                        {"steps_done", trainer.steps_done()},
+                        {"history_columns", {"step", "loss", "grad_norm", "learning_rate"}},
+                        {"history", history}};
+  if (!trainer.config().preset.empty()) run["preset"] = trainer.config().preset;
   write_file_atomically(dir + "/training_state.json", run.dump(2) + "\n");
   write_file_atomically(dir + "/metrics.npy", metrics_npy(state.history));
 }
@@ -135,9 +152,8 @@ TrainerState read_checkpoint(const std::string& dir, const TrainConfig& config) 
   for (const std::string& key : keys)
     if (field(run["config"], key) != field(expected, key))
       throw Error(StatusCode::kInvalidArgument,
-                  "training checkpoint: " + dir + " was written with " + key + " = " +
-                      field(run["config"], key).dump() + ", this run has " +
-                      field(expected, key).dump());
+                  config_mismatch(dir, key, field(run["config"], key), field(expected, key),
+                                  run.value("preset", nlohmann::json()), config.preset));
   TrainerState state;
   const SafetensorsFile model = read_safetensors(dir + "/model.safetensors");
   const Gpt2ParamLayout layout(config.model);

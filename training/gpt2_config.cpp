@@ -9,6 +9,7 @@ namespace polychip::training {
 
 TrainConfig train_preset(std::string_view name) {
   TrainConfig c;
+  c.preset = name;
   if (name == "tiny") {
     c.model = {.vocab_size = 16, .max_seq_len = 8, .num_layers = 2, .num_heads = 2, .channels = 8};
     c.batch_size = 2;

@@ -34,6 +34,10 @@ struct TrainConfig {
   // "fp32", or "bf16": forward and backward in bf16 (the contract's bf16
   // ops accumulate in f32), fp32 master weights, gradients and AdamW.
   std::string precision = "fp32";
+  // The preset these fields started from (train_preset), empty for a config
+  // set field by field. Not part of the workload: a checkpoint records it so
+  // a resume with another preset is told which one wrote it.
+  std::string preset;
 };
 
 // "tiny" (gradient checks, seconds), "default" (the standard workload),

@@ -115,6 +115,25 @@ TEST_F(TrainCommand, AResumeAtOrPastItsStepsSaysSoAndWritesNothing) {
   EXPECT_EQ(history("run").size(), 3u);
 }
 
+// A resume without the run's --preset (the default's is another) names the
+// preset that wrote the checkpoint and the option to pass; it said only
+// "written with batch_size = 2, this run has 8". Passing it resumes.
+TEST_F(TrainCommand, AResumeWithAnotherPresetNamesThePresetToPass) {
+  const std::string out = (dir_ / "run").string();
+  ASSERT_EQ(train("--preset tiny --steps 1 --out " + out).exit_code, 0);
+  Result r = train("--steps 2 --resume --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("polychip train: --resume: training checkpoint: " + out +
+                       " was written with preset tiny (batch_size = 2); this run uses preset "
+                       "default (batch_size = 8): pass --preset tiny\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("step "), std::string::npos) << r.out;
+  r = train("--preset tiny --steps 2 --resume --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(history("run").size(), 2u);
+}
+
 // A learning rate that blows the weights up: the step whose loss is NaN
 // ends the run with exit code 3, naming the step and the learning rate; the
 // run directory keeps the last checkpoint (step 1), not the NaN weights.
