@@ -846,23 +846,44 @@ TEST(Socket, AnAddressThatFailsAtOnceIsRetriedUntilTheDeadline) {
                StatusCode::kDeadlineExceeded, "could not connect to nobody at 255.255.255.255:9");
 }
 
+// A loopback port that refuses connections for as long as the socket lives:
+// bound, not listening (listen() on it makes it a listener). A port closed
+// after use was free for the listeners other processes bind to port 0: a
+// parallel test's rank or rendezvous store took one, answered the
+// connections meant to be refused and hung up on them.
+std::pair<Fd, uint16_t> bound_port_nobody_listens_on() {
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof addr;
+  if (!fd.valid() || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), size) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &size) != 0)
+    throw_error(StatusCode::kInternal, "test: cannot bind a loopback port");
+  return {std::move(fd), ntohs(addr.sin_port)};
+}
+
+// The port of bound_port_nobody_listens_on refuses, and no listener, ours
+// or another process's (SO_REUSEADDR), can be bound to it meanwhile.
+TEST(Socket, ABoundPortNobodyListensOnRefusesAndCannotBeTaken) {
+  const auto [held, port] = bound_port_nobody_listens_on();
+  expect_error([&, port = port] { connect_tcp("127.0.0.1", port, Deadline(0.1), "nobody", 1); },
+               StatusCode::kDeadlineExceeded, "(Connection refused)");
+  expect_error([&, port = port] { listen_tcp("127.0.0.1", port); }, StatusCode::kUnavailable,
+               "Address already in use");
+  expect_error([&, port = port] { listen_tcp("", port); }, StatusCode::kUnavailable,
+               "Address already in use");
+}
+
 // A peer refused only for a moment (it starts listening late) is connected
 // to without the notice meant for an address that stays refused.
 TEST(Socket, APeerThatListensLateIsConnectedToWithoutANotice) {
-  uint16_t port = 0;
-  {
-    auto [listener, bound] = listen_tcp("127.0.0.1", 0);
-    port = bound;
-  }
+  auto [bound, port] = bound_port_nobody_listens_on();
   ::testing::internal::CaptureStderr();
-  std::thread late([port] {
+  std::thread late([fd = bound.get()] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    try {
-      auto [listener, bound] = listen_tcp("127.0.0.1", port);
-      Fd accepted = accept_tcp(listener.get());
-    } catch (const Error&) {
-      // Another process took the port meanwhile: the connection goes there.
-    }
+    ASSERT_EQ(::listen(fd, 1), 0);
+    Fd accepted = accept_tcp(fd);
   });
   EXPECT_NO_THROW(connect_tcp("127.0.0.1", port, Deadline(30), "a late rank", 1));
   late.join();
@@ -1268,16 +1289,13 @@ TEST(Bootstrap, StoreClientErrorsSayWhetherRankZeroMayBeGoneOrTimeRanOut) {
 // the timeout (a third of it here), naming the address and the error; the
 // timeout's error names them too.
 TEST(Bootstrap, AStoreThatStillRefusesIsReportedOnceBeforeTheTimeout) {
-  uint16_t closed_port = 0;
-  {
-    auto [listener, port] = listen_tcp("127.0.0.1", 0);
-    closed_port = port;
-  }
-  const std::string target = "the rendezvous store at 127.0.0.1:" + std::to_string(closed_port);
+  const auto [held, refusing_port] = bound_port_nobody_listens_on();
+  const std::string target = "the rendezvous store at 127.0.0.1:" + std::to_string(refusing_port);
   const Credentials creds{{1, 2, 3, 4}, {}};
   ::testing::internal::CaptureStderr();
-  expect_error([&] { StoreClient("127.0.0.1", closed_port, creds, 1, 2, Deadline(1.5)); },
-               StatusCode::kDeadlineExceeded, "could not connect to " + target);
+  expect_error(
+      [&, port = refusing_port] { StoreClient("127.0.0.1", port, creds, 1, 2, Deadline(1.5)); },
+      StatusCode::kDeadlineExceeded, "could not connect to " + target);
   const std::string said = ::testing::internal::GetCapturedStderr();
   const std::string notice = "rank 1: still cannot connect to " + target + " (Connection refused)";
   ASSERT_NE(said.find(notice), std::string::npos) << said;
