@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "caveats.hpp"
 #include "comm_certify.hpp"
 #include "coverage.hpp"
 #include "device_targets.hpp"
@@ -77,21 +78,6 @@ int write_recorded_trace(const CertifyOptions& o, const SuiteRun& suite) {
   }
 #endif
   return 0;
-}
-
-// Names the first few loosened bounds; results.json has them all.
-std::string loosened_tolerances_caveat(const std::string& path,
-                                       const std::vector<precision::ToleranceLoosening>& loosened) {
-  constexpr size_t kNamed = 4;
-  std::vector<std::string> named;
-  for (size_t i = 0; i < loosened.size() && i < kNamed; ++i)
-    named.push_back(fmt::format("{} {} ({})", loosened[i].op, dtype_name(loosened[i].dtype),
-                                loosened[i].change));
-  return fmt::format(
-      "the tolerances of {} loosen {} op x dtype bound{} past polychip's built-in ones: {}{} "
-      "(run.tolerances_loosened)",
-      path, loosened.size(), loosened.size() == 1 ? "" : "s", fmt::join(named, ", "),
-      loosened.size() > kNamed ? fmt::format(" and {} more", loosened.size() - kNamed) : "");
 }
 
 }  // namespace
@@ -171,6 +157,7 @@ int run_certify(const CertifyOptions& given) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - adapter_start).count();
     if (tty && o.progress) fmt::print(stderr, "\r\033[K");
     if (run.usage_error) return usage_error(run.fatal.value_or("unknown adapter"));
+    run.partial_support = partial_support(profile, run.records);
     run.missing_required = enforce_profile(profile, run.records);
     suite.adapters.push_back(std::move(run));
   }
@@ -183,6 +170,8 @@ int run_certify(const CertifyOptions& given) {
     if (!loosened.empty())
       suite.caveats.push_back(loosened_tolerances_caveat(o.tolerances_path, loosened));
   }
+  for (std::string& caveat : precision_caveats(profile, suite, o.waivers_path))
+    suite.caveats.push_back(std::move(caveat));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int status = write_and_report(o, build_results(o, suite, seconds));

@@ -1,6 +1,7 @@
 #include "profiles.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -35,6 +36,23 @@ nlohmann::json read_profiles(const std::string& path) {
   }
 }
 
+struct Support {
+  int ran = 0, refused = 0;  // cases run (any other verdict) and NotSupported
+};
+
+// Per "op dtype": how many of its cases ran and how many were refused.
+std::map<std::pair<std::string, std::string>, Support> support_of(
+    const std::vector<nlohmann::json>& records) {
+  std::map<std::pair<std::string, std::string>, Support> pairs;
+  for (const auto& r : records) {
+    const bool refused = r.value("verdict", "") == "NotSupported";
+    if (refused && r.contains("unsupported_dtype")) continue;
+    Support& s = pairs[{r.value("op", ""), r.value("dtype", "")}];
+    ++(refused ? s.refused : s.ran);
+  }
+  return pairs;
+}
+
 }  // namespace
 
 bool CertificationProfile::requires_pair(const std::string& op, const std::string& dtype) const {
@@ -55,7 +73,8 @@ CertificationProfile load_profile(const std::string& name, const std::string& pa
                   fmt::format("unknown profile '{}' (profiles: {})", chosen, known));
     }
     const auto& p = profiles.at(chosen);
-    CertificationProfile profile{chosen, p.value("description", ""), {}};
+    CertificationProfile profile{
+        chosen, p.value("description", ""), {}, p.at("certifies").get<bool>()};
     for (const auto& r : p.at("required")) {
       const auto& ops = r.at("ops");
       profile.required.push_back({ops.is_string() ? std::vector<std::string>{ops.get<std::string>()}
@@ -69,8 +88,22 @@ CertificationProfile load_profile(const std::string& name, const std::string& pa
   }
 }
 
+nlohmann::json partial_support(const CertificationProfile& profile,
+                               const std::vector<nlohmann::json>& records) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [pair, s] : support_of(records))
+    if (s.ran > 0 && s.refused > 0)
+      out.push_back({{"op", pair.first},
+                     {"dtype", pair.second},
+                     {"cases", s.ran + s.refused},
+                     {"not_supported", s.refused},
+                     {"required", profile.requires_pair(pair.first, pair.second)}});
+  return out;
+}
+
 std::vector<std::string> enforce_profile(const CertificationProfile& profile,
                                          std::vector<nlohmann::json>& records) {
+  const auto support = support_of(records);
   std::set<std::string> missing;
   for (auto& r : records) {
     if (r.value("verdict", "") != "NotSupported") continue;
@@ -78,8 +111,14 @@ std::vector<std::string> enforce_profile(const CertificationProfile& profile,
     if (!profile.requires_pair(op, dtype)) continue;
     r["verdict"] = "Fail";
     r["required_by"] = profile.name;
-    r["message"] = fmt::format("NotSupported, but profile '{}' requires {} in {}: {}", profile.name,
-                               op, dtype, r.value("message", ""));
+    const auto s = support.find({op, dtype});
+    const int ran = s == support.end() ? 0 : s->second.ran;
+    r["message"] = fmt::format(
+        "NotSupported, but profile '{}' requires {} in {}{}: {}", profile.name, op, dtype,
+        ran > 0
+            ? fmt::format(" (partial support: {} other case{} of it ran)", ran, ran == 1 ? "" : "s")
+            : "",
+        r.value("message", ""));
     missing.insert(op + " " + dtype);
   }
   return {missing.begin(), missing.end()};

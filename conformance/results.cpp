@@ -65,6 +65,28 @@ bool any_failure(const nlohmann::json& counts) {
   return false;
 }
 
+// How many of an adapter's cases `waiver` turned into Waived (a record
+// carries the entry that waived it).
+int waived_by(const std::vector<nlohmann::json>& records, const precision::Waiver& waiver) {
+  const nlohmann::json entry = precision::to_json(waiver);
+  int n = 0;
+  for (const auto& r : records)
+    n += r.value("verdict", "") == "Waived" && r.value("waiver", nlohmann::json()) == entry;
+  return n;
+}
+
+// The summary's line for an adapter's partially supported pairs.
+std::string partial_support_line(const nlohmann::json& pairs, const std::string& profile) {
+  std::vector<std::string> named;
+  for (const auto& p : pairs)
+    named.push_back(fmt::format(
+        "{} {} ({} of {} cases NotSupported{})", p.value("op", ""), p.value("dtype", ""),
+        p.value("not_supported", 0), p.value("cases", 0),
+        p.value("required", false) ? fmt::format("; required by profile {}: Fail", profile) : ""));
+  return fmt::format("  partial support (NotSupported for some cases, run for others): {}\n",
+                     fmt::join(named, ", "));
+}
+
 std::string xml_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -155,12 +177,14 @@ nlohmann::json build_results(const CertifyOptions& o, const SuiteRun& suite,
     bool pass = !any_failure(counts) && !run.fatal;
     if (run.fatal) a["error"] = *run.fatal;
     if (!run.missing_required.empty()) a["missing_required"] = run.missing_required;
+    if (!run.partial_support.empty()) a["partial_support"] = run.partial_support;
     a["verdict"] = pass ? "Pass" : "Fail";
     all_pass = all_pass && pass;
     std::string device_type = run.info.value("device_type", "");
     for (const auto& w : suite.waivers.for_adapter(run.name, device_type)) {
       nlohmann::json wj = precision::to_json(w);
       wj["applies_to"] = run.name;
+      wj["cases_waived"] = waived_by(run.records, w);
       waiver_list.push_back(wj);
     }
     adapters.push_back(a);
@@ -175,6 +199,7 @@ nlohmann::json build_results(const CertifyOptions& o, const SuiteRun& suite,
   doc["summary"] = count_verdicts(all_records);
   doc["verdict"] = all_pass && !suite.adapters.empty() ? "Pass" : "Fail";
   doc["caveats"] = suite.caveats;
+  doc["certified"] = doc["verdict"] == "Pass" && suite.caveats.empty();
   return doc;
 }
 
@@ -249,6 +274,8 @@ std::string summary_table(const nlohmann::json& results) {
       out += fmt::format("  missing required ops (profile {}): {}\n",
                          results["run"].value("profile", "?"),
                          fmt::join(a["missing_required"].get<std::vector<std::string>>(), ", "));
+    if (a.contains("partial_support"))
+      out += partial_support_line(a["partial_support"], results["run"].value("profile", "?"));
   }
   size_t shown = 0, hidden = 0;
   for (const auto& c : results["cases"]) {

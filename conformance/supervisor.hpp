@@ -32,6 +32,8 @@ struct AdapterRun {
   bool usage_error = false;          // fatal because the request was wrong
   // Required op x dtype pairs (certification profile) the device lacks, "op dtype".
   std::vector<std::string> missing_required;
+  // Pairs run for some cases and refused for others (profiles.hpp partial_support).
+  nlohmann::json partial_support = nlohmann::json::array();
 };
 
 // Called after each case with its record.

@@ -570,6 +570,148 @@ TEST_F(CertifyTest, AMissingRequiredOpFailsTheAdapter) {
   EXPECT_NE(r.err.find("unknown profile 'nosuch' (profiles: "), std::string::npos) << r.err;
 }
 
+// What a Pass does not hide (issue 36): a bring-up run, waived failures and
+// partial support are said on the verdict, in `caveats` and `certified`.
+
+// A profile that requires nothing lets an adapter without gemm pass, but the
+// run is no certification, and says what the default profile would fail.
+TEST_F(CertifyTest, ABringUpRunPassesButIsNotCertified) {
+  const std::string env = fmt::format("POLYCHIP_ADAPTER_PATH='{}'", NOGEMM_PLUGIN_DIR);
+  auto r = certify(fmt::format("certify --profile bring-up --adapters nogemm --case "
+                               "gemm/f32/64x64x64/seed=1 --no-progress --out '{}'",
+                               out_dir("bring-up")),
+                   env);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json res = results("bring-up");
+  EXPECT_EQ(res["verdict"], "Pass");
+  EXPECT_EQ(res["certified"], false);
+  EXPECT_EQ(res["caveats"],
+            json::array({"profile 'bring-up' (an adapter under construction: nothing is "
+                         "required, NotSupported never fails) is not a certification: certify "
+                         "under profile 'training' for one, which requires what 1 case refused "
+                         "here as NotSupported: nogemm: gemm f32 (1 case)"}));
+  EXPECT_NE(r.out.find("caveats (a verdict under them is not a polychip certification):\n  - "
+                       "profile 'bring-up'"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\noverall: Pass (with 1 caveat)\n"), std::string::npos) << r.out;
+  // The same adapter on a case it supports, under the default profile: certified.
+  r = certify(fmt::format("certify --adapters nogemm --case exp/f32/100/seed=1 --no-progress "
+                          "--out '{}'",
+                          out_dir("training")),
+              env);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(results("training")["certified"], true);
+  EXPECT_EQ(results("training")["caveats"], json::array());
+}
+
+// A vendor's --waivers file may turn a failure into Waived; the run passes,
+// but the waived cases are counted, listed and a caveat, and a waiver of
+// every case of a required pair is one whether it waived anything or not.
+TEST_F(CertifyTest, AVendorsWaiversAreCaveatsAndAWholesaleWaiverOfARequiredPairIsNotCertified) {
+  const std::string gemm_case = "gemm/f32/64x64x64/seed=1";  // sim.bf16acc fails it
+  auto run = [&](const std::string& sub, const json& entry) {
+    const fs::path file = dir_ / (sub + ".json");
+    std::ofstream(file) << json{{"schema", "polychip.waivers/1"}, {"waivers", {entry}}}.dump();
+    return certify(
+        fmt::format("certify --adapters sim.bf16acc --case {} --waivers '{}' "
+                    "--no-progress --out '{}'",
+                    gemm_case, file.string(), out_dir(sub)));
+  };
+  json entry = {{"adapter", "sim.bf16acc"},
+                {"op", "gemm"},
+                {"dtype", "f32"},
+                {"kind", "expected_failure"},
+                {"reason", "bf16 accumulation"},
+                {"case", gemm_case}};
+  auto r = run("one", entry);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  json res = results("one");
+  EXPECT_EQ(res["verdict"], "Pass");
+  EXPECT_EQ(res["certified"], false);
+  EXPECT_EQ(res["summary"]["Waived"], 1);
+  EXPECT_EQ(res["cases"][0]["waived_verdict"], "Fail");
+  ASSERT_EQ(res["waivers"].size(), 1u);
+  EXPECT_EQ(res["waivers"][0]["cases_waived"], 1);
+  EXPECT_EQ(res["caveats"],
+            json::array({fmt::format("the waivers of {} turn 1 failing case into Waived (1 of "
+                                     "them expected failures, known bugs): sim.bf16acc: gemm f32 "
+                                     "(1 case) (cases[].waiver, waivers[].cases_waived)",
+                                     (dir_ / "one.json").string())}));
+  // Listed with the failures, by its reproducer.
+  EXPECT_NE(r.out.find("\n  Waived         " + res["cases"][0]["repro"].get<std::string>() + "\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\noverall: Pass (with 1 caveat)\n"), std::string::npos) << r.out;
+
+  // gemm in every dtype, whatever it gives: both required pairs are named.
+  entry.erase("case");
+  entry["dtype"] = "*";
+  r = run("blanket", entry);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  res = results("blanket");
+  EXPECT_EQ(res["certified"], false);
+  ASSERT_EQ(res["caveats"].size(), 2u) << res["caveats"];
+  EXPECT_EQ(res["caveats"][1],
+            fmt::format("the waivers of {} waive every case, whatever its result, of 2 op x dtype "
+                        "pairs that profile 'training' requires: sim.bf16acc: gemm bf16, "
+                        "sim.bf16acc: gemm f32 (waivers[]); those pairs are not certified",
+                        (dir_ / "blanket.json").string()));
+  EXPECT_NE(r.out.find("\noverall: Pass (with 2 caveats)\n"), std::string::npos) << r.out;
+}
+
+// An exp kernel that refuses inputs over 1,000 elements (a patch library):
+// in f16, optional in the training profile, the pair is reported as partial
+// support and its refused cases stay NotSupported; in f32, required, they
+// fail, saying the pair is partly supported.
+TEST_F(CertifyTest, AKernelThatRefusesLargeInputsIsPartialSupport) {
+  auto r = certify(
+      fmt::format("certify --level quick --adapters cpu --no-progress --out '{}'", out_dir("run")),
+      fmt::format("POLYCHIP_PATCHES='{}'", SHAPE_PATCH_LIBRARY));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const json res = results("run");
+  std::map<std::string, std::pair<int, int>> exp_cases;  // dtype: (cases, refused)
+  for (const auto& c : res["cases"]) {
+    if (c["op"] != "exp") {
+      EXPECT_NE(c["verdict"], "Fail") << c["id"];
+      continue;
+    }
+    auto& [cases, refused] = exp_cases[c["dtype"]];
+    ++cases;
+    const bool refused_case = c.contains("required_by") || c["verdict"] == "NotSupported";
+    refused += refused_case;
+    if (c["dtype"] == "f32" && refused_case) {
+      EXPECT_EQ(c["verdict"], "Fail") << c["id"];
+      EXPECT_NE(c["message"].get<std::string>().find(
+                    "NotSupported, but profile 'training' requires exp in f32 (partial support: "),
+                std::string::npos)
+          << c["message"];
+    }
+  }
+  ASSERT_GT(exp_cases["f16"].second, 0);
+  ASSERT_LT(exp_cases["f16"].second, exp_cases["f16"].first);
+  const auto& a = res["adapters"][0];
+  EXPECT_EQ(a["partial_support"], json::array({{{"op", "exp"},
+                                                {"dtype", "f16"},
+                                                {"cases", exp_cases["f16"].first},
+                                                {"not_supported", exp_cases["f16"].second},
+                                                {"required", false}},
+                                               {{"op", "exp"},
+                                                {"dtype", "f32"},
+                                                {"cases", exp_cases["f32"].first},
+                                                {"not_supported", exp_cases["f32"].second},
+                                                {"required", true}}}));
+  EXPECT_EQ(a["missing_required"], json::array({"exp f32"}));
+  EXPECT_NE(r.out.find(fmt::format(
+                "  partial support (NotSupported for some cases, run for others): exp f16 ({} of "
+                "{} cases NotSupported), exp f32 ({} of {} cases NotSupported; required by "
+                "profile training: Fail)\n",
+                exp_cases["f16"].second, exp_cases["f16"].first, exp_cases["f32"].second,
+                exp_cases["f32"].first)),
+            std::string::npos)
+      << r.out;
+}
+
 // An adapter name means every device of the adapter, each reported alone;
 // `adapter:N` and a device type mean one device.
 TEST_F(CertifyTest, AnAdapterNameCertifiesEveryDevice) {

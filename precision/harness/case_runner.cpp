@@ -293,9 +293,12 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
   // Does the device claim it can run this at all?
   const auto sig = problem_signature(p);
   for (DType dt : sig)
-    if (is_floating(dt) && !ctx.device.properties().supports(dt))
+    if (is_floating(dt) && !ctx.device.properties().supports(dt)) {
+      // Refused for the dtype, not for the case: no partial support of the op.
+      out.record["unsupported_dtype"] = dtype_name(dt);
       return finish(Verdict::kNotSupported, fmt::format("{} does not support dtype {}",
                                                         ctx.device.label(), dtype_name(dt)));
+    }
   if (!ctx.dispatcher->has_kernel(ctx.device, spec.op, sig))
     return finish(Verdict::kNotSupported,
                   fmt::format("{} has no kernel for {}({})", ctx.device.label(), spec.op,

@@ -121,6 +121,15 @@ std::vector<Waiver> WaiverList::for_adapter(const std::string& adapter,
   return out;
 }
 
+bool waives_every_case_of(const Waiver& w, const std::string& op, const std::string& dtype) {
+  if (!matches(w.op, op) || !matches(w.dtype, dtype)) return false;
+  const std::string& pattern = w.case_pattern;
+  if (pattern.empty()) return true;
+  if (pattern.back() != '*') return false;
+  return (op + "/" + dtype + "/")
+      .starts_with(std::string_view(pattern).substr(0, pattern.size() - 1));
+}
+
 nlohmann::json to_json(const Waiver& w) {
   nlohmann::json j = {{"adapter", w.adapter},
                       {"op", w.op},

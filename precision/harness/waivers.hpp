@@ -50,6 +50,11 @@ class WaiverList {
   std::string origin_;
 };
 
+// Whether `w` waives every case of `op` in `dtype`, whatever the case
+// gives: no `case`, or a prefix that every id "<op>/<dtype>/..." starts
+// with ("exp/*"). Which adapters it applies to is not considered.
+bool waives_every_case_of(const Waiver& w, const std::string& op, const std::string& dtype);
+
 nlohmann::json to_json(const Waiver& w);
 
 }  // namespace polychip::precision
