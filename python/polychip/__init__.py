@@ -55,9 +55,36 @@ def from_dlpack(producer, device=None):
     try:
         array = numpy.from_dlpack(producer)
     except (BufferError, RuntimeError, TypeError) as e:
-        raise TypeError("from_dlpack: NumPy cannot read this producer's memory (%s); only CPU "
-                        "memory can be imported" % e) from e
+        raise TypeError("from_dlpack: " + _why_numpy_refused(producer, e)) from e
     return tensor(array, device=device)
+
+
+_DLPACK_CPU = 1  # DLDeviceType kDLCPU
+
+
+def _why_numpy_refused(producer, error):
+    """Why numpy.from_dlpack refused `producer`: its memory is elsewhere
+    than the CPU, or (CPU memory) NumPy has no type for its elements, as for
+    bfloat16 and the float8 types."""
+    try:
+        device_type = int(producer.__dlpack_device__()[0])
+    except Exception:  # no or a broken __dlpack_device__: NumPy's own words say why
+        device_type = None
+    if device_type is not None and device_type != _DLPACK_CPU:
+        return ("the producer's memory is on DLPack device type %d, not the CPU (%s); only CPU "
+                "memory can be imported" % (device_type, error))
+    why = "NumPy cannot import it (%s)" % error
+    if device_type == _DLPACK_CPU:
+        why = "the producer's memory is on the CPU, but " + why
+    dtype = getattr(producer, "dtype", None)
+    if dtype is not None:
+        why += "; its dtype is %s" % dtype
+    if "dtype" in str(error).lower():
+        # polychip has bf16 and f8, but imports through NumPy, which has not.
+        why += (": NumPy has no bfloat16 or float8 type; convert such a tensor to float32 "
+                "and give polychip's dtype, polychip.tensor(t.float(), dtype=\"bf16\")")
+    return why
+
 
 __all__ = [
     "Adapter",

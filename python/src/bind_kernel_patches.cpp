@@ -2,12 +2,15 @@
 // polychip.patch_kernel("sim.faithful", "relu", fn) makes the dispatcher run
 // fn(*tensors, **attributes) for that op on every device of that type, until
 // restore_patch(id). The tensors come as NumPy arrays in contract order,
-// inputs read-only, outputs written in place: views of the device's own
-// memory when it is host visible, otherwise host copies taken after the
-// stream's earlier work, the outputs' written back before the kernel returns.
-// bf16 and f8, which NumPy has no type for, come as float32 and are rounded
-// back (round to nearest even). The arrays live for the call only: a kernel
-// that keeps a view of device memory fails the call.
+// inputs read-only, outputs written in place: host copies on every device,
+// taken after the stream's earlier work, the outputs' written back when the
+// kernel has returned. bf16 and f8, which NumPy has no type for, come as
+// float32 and are rounded back (round to nearest even). The arrays live for
+// the call only: a kernel that raises, or keeps an array (or a view of one),
+// fails the call and nothing is written back. Views of host-visible device
+// memory would be cheaper, but their writes land before the kernel's
+// failure is known, and a view kept past the call writes into (or reads)
+// the tensor's memory afterwards, which the HAL may have freed.
 //
 // The HAL calls kernels through a C function pointer without user data, so
 // one trampoline finds the callable: of the Python patches of (device type,
@@ -89,14 +92,11 @@ py::function find_callable(const polychip_kernel_args& args, const std::string& 
   fail("no Python kernel for " + std::string(args.op) + " on " + key.first);
 }
 
-// One tensor of the call on the host: the bytes from its lowest to its
-// highest element, where the kernel reads and writes them.
+// One tensor of the call on the host: a copy of the bytes from its lowest
+// to its highest element, where the kernel reads and writes them.
 class HostTensor {
  public:
-  // host_visible: the device's memory is (POLYCHIP_CAP_HOST_VISIBLE_MEMORY);
-  // otherwise memory_host_pointer is not asked, as its failure would be the
-  // adapter's last error, which the HAL's error for this kernel quotes.
-  HostTensor(const polychip_kernel_args& args, int index, bool output, bool host_visible)
+  HostTensor(const polychip_kernel_args& args, int index, bool output)
       : api_(*args.adapter),
         t_(args.tensors[index]),
         dtype_(static_cast<DType>(t_.dtype)),
@@ -116,15 +116,7 @@ class HostTensor {
            " reaches before its memory");
     first_byte_ = static_cast<uint64_t>(first_byte);
     span_bytes_ = static_cast<uint64_t>(highest - lowest + 1) * element_;
-    polychip_memory_host_pointer_args host{sizeof host, t_.memory, nullptr};
-    if (host_visible && api_.memory_host_pointer &&
-        api_.memory_host_pointer(&host) == POLYCHIP_OK && host.host_pointer) {
-      span_ = static_cast<uint8_t*>(host.host_pointer) + first_byte_;
-      return;
-    }
-    copy_ = py::array(py::dtype("|u1"),
-                      std::vector<py::ssize_t>{static_cast<py::ssize_t>(span_bytes_)});
-    copied_ = true;
+    copy_ = empty_array("|u1", {static_cast<py::ssize_t>(span_bytes_)});
     span_ = static_cast<uint8_t*>(copy_.mutable_data());
     transfer(POLYCHIP_COPY_DEVICE_TO_HOST);
   }
@@ -134,16 +126,13 @@ class HostTensor {
     std::vector<py::ssize_t> shape(t_.shape, t_.shape + t_.rank);
     if (empty_) {
       const char* typestr = numpy_typestr(dtype_);
-      return py::array(py::dtype(typestr ? typestr : "<f4"), shape);
+      return empty_array(typestr ? typestr : "<f4", shape);
     }
     py::array out;
     if (const char* typestr = numpy_typestr(dtype_)) {
       std::vector<py::ssize_t> strides(t_.strides, t_.strides + t_.rank);
       for (auto& s : strides) s *= element_;
-      // The base keeps a host copy alive; device memory is the HAL's, valid
-      // for the call (as documented).
-      const py::object base = copied_ ? py::object(copy_) : py::object(py::capsule(span_));
-      out = py::array(py::dtype(typestr), shape, strides, element(0), base);
+      out = py::array(py::dtype(typestr), shape, strides, element(0), copy_);
     } else {
       converted_ = py::array_t<float>(shape);
       is_converted_ = true;
@@ -157,11 +146,13 @@ class HostTensor {
     return out;
   }
 
-  // Whether the kernel kept `array` (this tensor's, or a view of it, whose
-  // base it is) past its return though it views the device's memory, which
-  // the HAL may free after the call: only the caller's tuple may hold it.
-  bool kept_view_of_device_memory(PyObject* array) const {
-    return !copied_ && !is_converted_ && !empty_ && Py_REFCNT(array) > 1;
+  // Whether something still holds the kernel's array or a view of it, once
+  // the call's tuple of arrays is gone: every view's base is the host
+  // buffer (NumPy makes a view of a view point at the array owning the
+  // memory), which only this object holds otherwise.
+  bool kept() const {
+    if (empty_) return false;
+    return Py_REFCNT((is_converted_ ? converted_ : copy_).ptr()) > 1;
   }
 
   // After the kernel: an output's values go back to the device.
@@ -172,7 +163,7 @@ class HostTensor {
       for_each_element(
           [&](int64_t i, int64_t offset) { store_from_f64(values[i], element(offset), dtype_); });
     }
-    if (copied_) transfer(POLYCHIP_COPY_HOST_TO_DEVICE);
+    transfer(POLYCHIP_COPY_HOST_TO_DEVICE);
   }
 
  private:
@@ -218,9 +209,8 @@ class HostTensor {
   int64_t lowest_ = 0;  // element offset of the lowest element (<= 0)
   uint64_t first_byte_ = 0;
   uint64_t span_bytes_ = 0;
-  uint8_t* span_ = nullptr;  // host address of the lowest element
-  bool copied_ = false;      // not host visible: the kernel sees copy_
-  py::array copy_;
+  uint8_t* span_ = nullptr;    // host address of the lowest element
+  py::array copy_;             // the kernel's array views it (not bf16 and f8)
   bool is_converted_ = false;  // bf16 and f8: the kernel sees converted_ (float32)
   py::array_t<float> converted_;
 };
@@ -240,24 +230,24 @@ void run_python_kernel(const polychip_kernel_args& args) {
   py::function fn = find_callable(args, properties.device_type);
   polychip_stream_args wait{sizeof wait, args.stream};
   check_adapter(*args.adapter, args.adapter->stream_synchronize(&wait), "stream_synchronize");
-  const bool host_visible = (properties.capabilities & POLYCHIP_CAP_HOST_VISIBLE_MEMORY) != 0;
   std::vector<HostTensor> tensors;
   tensors.reserve(args.num_tensors);
-  py::tuple arrays(args.num_tensors);
-  for (int k = 0; k < args.num_tensors; ++k) {
-    const bool output = k < static_cast<int>(spec->tensors.size()) && spec->tensors[k].is_output;
-    tensors.emplace_back(args, k, output, host_visible);
-    arrays[k] = tensors.back().array();
+  {
+    py::tuple arrays(args.num_tensors);
+    for (int k = 0; k < args.num_tensors; ++k) {
+      const bool output = k < static_cast<int>(spec->tensors.size()) && spec->tensors[k].is_output;
+      tensors.emplace_back(args, k, output);
+      arrays[k] = tensors.back().array();
+    }
+    fn(*arrays, **attributes_of(*spec, *args.attrs));
   }
-  fn(*arrays, **attributes_of(*spec, *args.attrs));
-  for (int k = 0; k < args.num_tensors; ++k) {
-    PyObject* array = PyTuple_GET_ITEM(arrays.ptr(), k);  // borrowed: no reference of ours
-    if (!tensors[k].kept_view_of_device_memory(array)) continue;
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    if (!tensors[k].kept()) continue;
     py::module_::import("gc").attr("collect")();  // a cycle the kernel dropped may hold it
-    if (tensors[k].kept_view_of_device_memory(array))
+    if (tensors[k].kept())
       fail("it kept tensor " + std::to_string(k) + " (or a view of it) after returning, but " +
-           "the array views the device's memory, valid during the call only; keep a copy " +
-           "(numpy.array(a)) instead");
+           "the arrays are valid during the call only, so nothing was written back; keep a " +
+           "copy (numpy.array(a)) instead");
   }
   for (auto& t : tensors) t.finish();
 }
@@ -276,11 +266,53 @@ polychip_status python_kernel_trampoline(const polychip_kernel_args* args) {
   return POLYCHIP_INTERNAL;
 }
 
+// How the trampoline calls a kernel for `spec`: "fn(x, y, *, alpha)".
+std::string kernel_call(const OpSpec& spec) {
+  std::string call = "fn(";
+  for (size_t k = 0; k < spec.tensors.size(); ++k)
+    call += (k ? ", " : "") + std::string(spec.tensors[k].name);
+  if (!spec.attrs.empty()) call += ", *";
+  for (const auto& a : spec.attrs) call += ", " + std::string(a.name);
+  return call + ")";
+}
+
+// A callable that cannot take the op's arguments (its tensors by position,
+// every attribute by name) is refused when patched, not at the op's first
+// call. Python binds the call, so (*args, **kwargs) and defaults count as
+// they would; a callable whose signature Python cannot read (some
+// builtins) is not checked.
+void check_kernel_signature(const py::object& fn, const std::string& op) {
+  const OpSpec* spec = find_op(op);
+  if (!spec) return;  // the dispatcher names the unknown op
+  py::object signature;
+  try {
+    signature = py::module_::import("inspect").attr("signature")(fn);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_ValueError) && !e.matches(PyExc_TypeError)) throw;
+    return;
+  }
+  py::list tensors;
+  for (size_t k = 0; k < spec->tensors.size(); ++k) tensors.append(py::none());
+  py::dict attributes;
+  for (const auto& a : spec->attrs) attributes[py::str(a.name)] = py::none();
+  try {
+    signature.attr("bind")(*tensors, **attributes);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+    throw_error(StatusCode::kInvalidArgument,
+                "patch_kernel: " + py::repr(fn).cast<std::string>() + " cannot be " + op +
+                    "'s kernel: " + py::str(e.value()).cast<std::string>() + "; " + op +
+                    "'s kernel is called as " + kernel_call(*spec) + ", and its signature is " +
+                    py::str(signature).cast<std::string>());
+  }
+}
+
 uint64_t patch_kernel(const std::string& device_type, const std::string& op, py::object fn,
                       std::optional<std::vector<std::string>> dtypes) {
   if (!PyCallable_Check(fn.ptr()))
     throw_error(StatusCode::kInvalidArgument,
                 "patch_kernel: fn is not callable: " + py::repr(fn).cast<std::string>());
+  check_kernel_signature(fn, op);
   std::optional<DTypeSignature> signature;
   if (dtypes) {
     signature.emplace();

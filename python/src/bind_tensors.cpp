@@ -88,7 +88,7 @@ Tensor tensor_from_array(const py::object& data, const std::optional<std::string
 py::array array_from_tensor(const Tensor& tensor) {
   const std::vector<py::ssize_t> shape(tensor.shape().begin(), tensor.shape().end());
   if (const NumpyType* t = numpy_type(tensor.dtype())) {
-    py::array out(py::dtype(t->typestr), shape);
+    py::array out = empty_array(t->typestr, shape);
     tensor.copy_to_host(out.mutable_data());
     return out;
   }
@@ -133,11 +133,17 @@ const char* numpy_typestr(DType dtype) {
 
 DType dtype_of_array(const py::array& array) {
   const py::dtype dt = array.dtype();
+  const auto kind = dt.attr("kind").cast<std::string>();
+  const auto itemsize = dt.attr("itemsize").cast<int>();
   for (const auto& t : kNumpyTypes)
-    if (t.kind == dt.kind() && t.itemsize == dt.itemsize()) return t.dtype;
+    if (kind == std::string(1, t.kind) && t.itemsize == itemsize) return t.dtype;
   throw_error(StatusCode::kInvalidArgument,
               "NumPy dtype " + py::repr(dt).cast<std::string>() +
                   " has no polychip dtype (float64/32/16, int8/32/64, uint8, bool)");
+}
+
+py::array empty_array(const char* typestr, const std::vector<py::ssize_t>& shape) {
+  return py::module_::import("numpy").attr("empty")(py::tuple(py::cast(shape)), typestr);
 }
 
 void* host_visible_pointer(const Tensor& tensor) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "polychip/dtype.hpp"
 #include "polychip/error.hpp"
@@ -27,8 +28,17 @@ void bind_comm(pybind11::module_& m);    // after bind_tensors: takes polychip.T
 void bind_adaptation(pybind11::module_& m);
 void bind_kernel_patches(pybind11::module_& m);  // after bind_adaptation
 
+// Debian's pybind11 2.10 reads NumPy's dtype struct (PyArray_Descr) by
+// NumPy 1's layout, which NumPy 2 changed: py::dtype::itemsize(),
+// py::array::itemsize() and nbytes(), and the py::array constructors that
+// derive strides from the itemsize, are wrong under NumPy 2. The bindings
+// read dtypes through their Python attributes and make arrays with these.
+
 // The polychip dtype of a NumPy array's dtype; INVALID_ARGUMENT when none.
 DType dtype_of_array(const pybind11::array& array);
+
+// An uninitialised C-contiguous array of `typestr` ("<f4") and `shape`.
+pybind11::array empty_array(const char* typestr, const std::vector<pybind11::ssize_t>& shape);
 
 // The tensor's memory as a host pointer, for views without a copy; throws
 // UNSUPPORTED naming the device when its memory is not host visible.

@@ -55,8 +55,7 @@ def test_memory_that_is_not_host_visible_is_refused():
             export()
 
 
-def test_torch_shares_memory_with_numpy_and_the_tensor():
-    import torch  # Debian's python3-torch: tools/setup/setup.sh installs it
+def test_torch_shares_memory_with_numpy_and_the_tensor(torch):
     t = polychip.tensor(np.zeros(3, dtype=np.float32))
     as_torch = torch.from_dlpack(t)
     as_numpy = np.asarray(t)
@@ -65,15 +64,21 @@ def test_torch_shares_memory_with_numpy_and_the_tensor():
     np.testing.assert_array_equal(t.numpy(), [5, 5, 5])
 
 
-def test_from_dlpack_imports_numpy_and_torch_by_copy_on_any_device():
-    import torch
+def check_imported_on_sim(producer, values):
+    t = polychip.from_dlpack(producer, device="sim.faithful")
+    assert t.device.device_type == "sim.faithful"
+    assert t.dtype == "f32" and list(t.shape) == [3, 4]
+    np.testing.assert_array_equal(t.numpy(), values)
 
+
+def test_from_dlpack_imports_torch_by_copy_on_any_device(torch):
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
-    for producer in (values, torch.from_numpy(values.copy())):
-        t = polychip.from_dlpack(producer, device="sim.faithful")
-        assert t.device.device_type == "sim.faithful"
-        assert t.dtype == "f32" and list(t.shape) == [3, 4]
-        np.testing.assert_array_equal(t.numpy(), values)
+    check_imported_on_sim(torch.from_numpy(values.copy()), values)
+
+
+def test_from_dlpack_imports_numpy_by_copy_on_any_device():
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    check_imported_on_sim(values, values)
     # A copy: changing the source later does not change the tensor.
     source = values.copy()
     t = polychip.from_dlpack(source)
@@ -84,3 +89,35 @@ def test_from_dlpack_imports_numpy_and_torch_by_copy_on_any_device():
 def test_from_dlpack_refuses_what_is_not_a_producer():
     with pytest.raises(TypeError, match="needs an object with __dlpack__"):
         polychip.from_dlpack([1, 2, 3])
+
+
+def test_from_dlpack_of_a_bf16_torch_tensor_names_its_dtype_not_its_memory(torch):
+    # torch exports bf16 (kDLBfloat); NumPy has no type to import it as.
+    with pytest.raises(TypeError) as raised:
+        polychip.from_dlpack(torch.tensor([1.5], dtype=torch.bfloat16))
+    message = str(raised.value)
+    assert "only CPU memory" not in message
+    assert "memory is on the CPU, but NumPy cannot import it" in message
+    assert "its dtype is torch.bfloat16" in message and "no bfloat16 or float8 type" in message
+    # The way the message names works.
+    t = torch.tensor([1.5, -2.25], dtype=torch.bfloat16)
+    converted = polychip.tensor(t.float(), dtype="bf16")
+    assert converted.dtype == "bf16" and converted.numpy().tolist() == [1.5, -2.25]
+
+
+class ProducerOnAGpu:
+    """A DLPack producer whose memory is on a CUDA device (kDLCUDA), as a
+    GPU tensor's: NumPy gets a capsule it cannot read. This machine has no
+    GPU to make a real one."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        raise BufferError("cannot export device memory to the CPU")
+
+
+def test_from_dlpack_of_memory_elsewhere_than_the_cpu_says_so():
+    with pytest.raises(TypeError, match="memory is on DLPack device type 2, not the CPU.*only "
+                                        "CPU memory can be imported"):
+        polychip.from_dlpack(ProducerOnAGpu())

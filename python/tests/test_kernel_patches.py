@@ -34,8 +34,8 @@ def sim():
     return polychip.device("sim.faithful")
 
 
-# sim.faithful's memory is not host visible (the kernel sees host copies);
-# the cpu adapter's is (the kernel sees the memory itself).
+# sim.faithful's memory is not host visible, the cpu adapter's is: the
+# kernel sees host copies on both.
 @pytest.mark.parametrize("spec", ["sim.faithful", "cpu"])
 def test_a_python_kernel_replaces_the_op_until_restored(patch, spec):
     device = polychip.device(spec)
@@ -193,18 +193,87 @@ def test_a_python_kernel_that_calls_its_own_op_fails_at_the_recursion_limit_with
     assert (job.returncode, job.stdout) == (0, "True\n"), job.stderr[-2000:]
 
 
-def test_a_python_kernel_that_keeps_a_view_of_device_memory_fails_the_call(patch):
-    # cpu memory is host visible: the kernel's arrays view it, and the HAL may
-    # free it after the call (reading a kept view read freed memory).
+@pytest.mark.parametrize("spec", ["cpu", "sim.faithful"])
+def test_a_python_kernel_that_keeps_a_view_fails_the_call_and_writes_nothing(patch, spec):
+    # On cpu (host-visible memory) the kernel's arrays were views of the
+    # tensors: its writes landed though the call failed, and the kept view
+    # wrote into y afterwards (or into freed memory).
+    device = polychip.device(spec)
+    x = polychip.tensor(np.zeros(3, np.float32), device=device)
+    y = polychip.tensor(np.zeros(3, np.float32), device=device)
     kept = []
-    patch("cpu.host", "exp", lambda x, y: kept.append(y[1:]))
-    with pytest.raises(polychip.Error, match=r"kept tensor 1 \(or a view of it\) after returning"):
-        polychip.call("exp", polychip.empty([2]), polychip.empty([2]))
+
+    def keeps_a_view(x, y):
+        y[...] = 5
+        kept.append(y[1:])
+
+    patch(device.device_type, "exp", keeps_a_view)
+    with pytest.raises(polychip.Error, match=r"kept tensor 1 \(or a view of it\) after returning"
+                                             r".*nothing was written back"):
+        polychip.call("exp", x, y)
+    assert y.numpy().tolist() == [0.0, 0.0, 0.0]
+    kept[0][...] = 9  # the kernel's own memory now, not y's
+    assert y.numpy().tolist() == [0.0, 0.0, 0.0]
     kept.clear()
     # A copy is the kernel's own.
-    patch("cpu.host", "exp", lambda x, y: kept.append(np.array(y)))
-    polychip.call("exp", polychip.empty([2]), polychip.empty([2]))
+    patch(device.device_type, "exp", lambda x, y: kept.append(np.array(y)))
+    polychip.call("exp", x, y)
     assert len(kept) == 1
+
+
+@pytest.mark.parametrize("spec", ["cpu", "sim.faithful"])
+def test_a_python_kernel_that_raises_writes_nothing(patch, spec):
+    device = polychip.device(spec)
+    x = polychip.tensor(np.zeros(3, np.float32), device=device)
+    y = polychip.tensor(np.ones(3, np.float32), device=device)
+
+    def fails_halfway(x, y):
+        y[0] = 7
+        raise ValueError("halfway")
+
+    patch(device.device_type, "exp", fails_halfway)
+    with pytest.raises(polychip.Error, match="halfway"):
+        polychip.call("exp", x, y)
+    assert y.numpy().tolist() == [1.0, 1.0, 1.0]
+
+
+GEMM_CALL = "fn(a, b, c, y, *, trans_a, trans_b, math_mode, alpha, beta)"
+
+
+@pytest.mark.parametrize("op, kernel, why", [
+    ("gemm", lambda a, b, c, y, *, trans_a, trans_b, alpha, beta: None,
+     "got an unexpected keyword argument 'math_mode'"),
+    ("gemm", lambda a, b, c, y, *, trans_a, trans_b, alpha, beta, math_mode, gamma: None,
+     "missing a required argument: 'gamma'"),
+    ("gemm", lambda a, b, y, **attributes: None, "too many positional arguments"),
+    ("relu", lambda x, y, alpha: None, "missing a required argument: 'alpha'"),
+    ("relu", lambda x: None, "too many positional arguments"),
+])
+def test_a_kernel_that_cannot_take_the_ops_arguments_is_refused_when_patched(op, kernel, why):
+    before = polychip.patches()
+    with pytest.raises(polychip.Error, match=why) as raised:
+        polychip.patch_kernel("sim.faithful", op, kernel)
+    assert raised.value.code == polychip.StatusCode.INVALID_ARGUMENT
+    assert f"{op}'s kernel is called as " + (GEMM_CALL if op == "gemm" else "fn(x, y)") \
+        in raised.value.message
+    assert polychip.patches() == before
+
+
+class CallableGemm:
+    def __call__(self, a, b, c, y, *, trans_a, trans_b, alpha, beta, math_mode):
+        pass
+
+
+@pytest.mark.parametrize("kernel", [
+    lambda *tensors, **attributes: None,
+    lambda a, b, c, y, **attributes: None,
+    lambda a, b, c, y, *, trans_a, trans_b, alpha, beta, math_mode, unused=None: None,
+    lambda *tensors, trans_a, trans_b, alpha, beta, math_mode: None,
+    CallableGemm(),
+])
+def test_kernels_that_take_the_ops_arguments_are_accepted(patch, kernel):
+    patch_id = patch("sim.faithful", "gemm", kernel)
+    assert any(p["id"] == patch_id for p in polychip.patches())
 
 
 def test_a_python_kernel_cannot_write_its_inputs(patch, sim):
