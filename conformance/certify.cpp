@@ -1,10 +1,9 @@
 #include "certify.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,8 +17,10 @@
 #include "polychip/runtime.hpp"
 #include "precision/oracle/oracle.hpp"
 #include "profiles.hpp"
+#include "progress.hpp"
 #include "references.hpp"
 #include "results.hpp"
+#include "results_folder.hpp"
 #include "supervisor.hpp"
 #include "tolerance.hpp"
 #include "worker.hpp"
@@ -127,35 +128,29 @@ int run_certify(const CertifyOptions& given) {
                                                o.suite, o.level, cases.size())));
     return 0;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) return usage_error(fmt::format("cannot create --out '{}': {}", o.out_dir, ec.message()));
+  std::optional<RunInProgress> in_progress;
+  try {
+    in_progress.emplace(o.out_dir);
+  } catch (const Error& e) {
+    return usage_error(e.message());
+  }
 
-  const bool tty = ::isatty(2);
-  auto progress = [&](const std::string& adapter, size_t index, size_t total,
-                      const nlohmann::json& record) {
-    if (!o.progress) return;
+  Progress progress(o.progress);
+  auto case_done = [&](const std::string& adapter, size_t index, size_t total,
+                       const nlohmann::json& record) {
     const std::string verdict = record.value("verdict", "");
-    const bool quiet = verdict == "Pass" || verdict == "NotSupported";
-    if (tty) {
-      fmt::print(stderr, "\r\033[K[{} {}/{}] {} {}", adapter, index + 1, total,
-                 record.value("id", ""), verdict);
-      if (!quiet) fmt::print(stderr, "\n");
-    } else if (!quiet) {
-      fmt::print(stderr, "[{} {}/{}] {} {}: {}\n", adapter, index + 1, total,
-                 record.value("id", ""), verdict, record.value("message", ""));
-    }
+    progress.item(adapter, index, total, record.value("id", "") + " " + verdict,
+                  verdict == "Pass" || verdict == "NotSupported", record.value("message", ""));
   };
 
   for (const auto& target : targets) {
-    if (o.progress)
-      fmt::print(stderr, "certify: {} ({} cases, level {}, profile {})\n", target, cases.size(),
-                 o.level, profile.name);
+    progress.line(fmt::format("certify: {} ({} cases, level {}, profile {})", target, cases.size(),
+                              o.level, profile.name));
     const auto adapter_start = std::chrono::steady_clock::now();
-    AdapterRun run = run_adapter(target, cases, o, progress);
+    AdapterRun run = run_adapter(target, cases, o, case_done);
     run.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - adapter_start).count();
-    if (tty && o.progress) fmt::print(stderr, "\r\033[K");
+    progress.clear();
     if (run.usage_error) return usage_error(run.fatal.value_or("unknown adapter"));
     run.partial_support = partial_support(profile, run.records);
     run.missing_required = enforce_profile(profile, run.records);

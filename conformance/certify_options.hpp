@@ -19,6 +19,7 @@ struct CertifyOptions {
   std::string profile;                 // certification profile; "" = the data file's default
   std::optional<std::string> case_id;  // run exactly this case
   double timeout_seconds = 60;         // per case
+  bool timeout_given = false;          // --timeout given (comm: else POLYCHIP_COMM_TIMEOUT)
   std::string tolerances_path;         // "" = built-in
   std::string waivers_path;            // "" = built-in
   std::string worker_executable;       // "" = this executable (/proc/self/exe)

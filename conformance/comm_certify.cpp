@@ -2,15 +2,20 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
+#include <cstdlib>
+#include <optional>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "polychip/comm/config.hpp"
 #include "polychip/comm/local_launcher.hpp"
 #include "polychip/error.hpp"
 #include "polychip/hal.hpp"
+#include "progress.hpp"
 #include "results.hpp"
+#include "results_folder.hpp"
 #include "worker.hpp"
 
 namespace polychip::conformance {
@@ -59,6 +64,21 @@ std::string verdict_of(const comm::CommCaseRecord& r) {
   return "Fail";  // wrong bits, or the run failed (the message says which)
 }
 
+// A progress line's group: "f16 all_reduce prod over tcp: 40 cases".
+std::string group_description(const comm::CommCaseGroup& g, size_t cases) {
+  return fmt::format(
+      "{} {} over {}{}: {} case{}", g.dtype,
+      g.op == "sum" ? std::string("every collective") : "all_reduce " + g.op, g.transport,
+      g.offset_bytes ? fmt::format(", buffers {} B into their allocations", g.offset_bytes) : "",
+      cases, cases == 1 ? "" : "s");
+}
+
+// A progress line's first case that did not pass, its message's first line.
+std::string failure_description(const comm::CommCaseRecord& r) {
+  const std::string message = r.error.empty() ? wrong_message(r) : r.error;
+  return fmt::format("{} {}B: {}", r.collective, r.bytes, message.substr(0, message.find('\n')));
+}
+
 }  // namespace
 
 uint64_t comm_max_bytes(const std::string& level) {
@@ -98,11 +118,11 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
                     {"device_types", r.device_types}};
     c["tolerance"] = {{"wrong", 0},
                       {"rule", "bitwise identical and exactly expected on every rank"}};
-    c["repro"] = fmt::format(
-        "{}{}polychip comm-perf --np {} --devices {} -c {} -d {}{} --sizes {}{}",
-        repro_environment(), transport_environment(r), o.adapters.size(), join(o.adapters, ","),
-        r.collective, r.dtype, r.op == "none" ? "" : " -o " + r.op, r.bytes,
-        r.offset ? fmt::format(" --offset {}", r.offset) : "");
+    c["repro"] = fmt::format("{}{}{} comm-perf --np {} --devices {} -c {} -d {}{} --sizes {}{}",
+                             repro_environment(), transport_environment(r), polychip_command(),
+                             o.adapters.size(), join(o.adapters, ","), r.collective, r.dtype,
+                             r.op == "none" ? "" : " -o " + r.op, r.bytes,
+                             r.offset ? fmt::format(" --offset {}", r.offset) : "");
     c["message"] = verdict == "Pass" ? std::string("bitwise identical on every rank")
                    : r.error.empty() ? wrong_message(r)
                                      : r.error;
@@ -152,8 +172,9 @@ nlohmann::json build_comm_results(const CertifyOptions& o,
   return build_results(o, suite, duration_seconds);
 }
 
-int run_comm_certify(const CertifyOptions& o) {
+int run_comm_certify(const CertifyOptions& given) {
   const auto start = std::chrono::steady_clock::now();
+  CertifyOptions o = given;
   if (o.adapters.size() < 2) {
     fmt::print(stderr,
                "polychip certify: --suite comm needs at least two --adapters entries (one rank "
@@ -168,10 +189,22 @@ int run_comm_certify(const CertifyOptions& o) {
                comm::kMaxLocalRanks, o.adapters.size());
     return 2;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) {
-    fmt::print(stderr, "polychip certify: cannot create --out '{}': {}\n", o.out_dir, ec.message());
+  // The ranks read POLYCHIP_COMM_* as comm-perf does, which refuses a
+  // malformed value: refused here once, not by every case group's ranks.
+  // POLYCHIP_COMM_TIMEOUT is the ranks' deadline unless --timeout gives one.
+  try {
+    const comm::CommConfig config = comm::CommConfig::from_environment();
+    const char* timeout = std::getenv("POLYCHIP_COMM_TIMEOUT");
+    if (!o.timeout_given && timeout && *timeout) o.timeout_seconds = config.timeout_seconds;
+  } catch (const Error& e) {
+    fmt::print(stderr, "polychip certify: {}\n", e.message());
+    return 2;
+  }
+  std::optional<RunInProgress> in_progress;
+  try {
+    in_progress.emplace(o.out_dir);
+  } catch (const Error& e) {
+    fmt::print(stderr, "polychip certify: {}\n", e.message());
     return 2;
   }
   comm::CommSuiteOptions s;
@@ -180,16 +213,27 @@ int run_comm_certify(const CertifyOptions& o) {
   s.timeout_seconds = o.timeout_seconds;
   s.work_dir = o.out_dir;
   s.polychip_executable = o.worker_executable;
-  if (o.progress)
-    fmt::print(stderr, "certify: comm across {} ranks ({}), messages up to {} bytes\n",
-               o.adapters.size(), join(o.adapters, ", "), s.max_bytes);
+  Progress progress(o.progress);
+  s.progress = [&](const comm::CommCaseGroup& g, size_t index, size_t groups,
+                   std::span<const comm::CommCaseRecord> records) {
+    const auto failing = std::find_if(records.begin(), records.end(),
+                                      [](const auto& r) { return r.verdict != "pass"; });
+    progress.item("comm", index, groups, group_description(g, records.size()),
+                  failing == records.end(),
+                  failing == records.end() ? "" : failure_description(*failing));
+  };
+  progress.line(fmt::format(
+      "certify: comm across {} ranks ({}), messages up to {} bytes, POLYCHIP_COMM_TIMEOUT {} s",
+      o.adapters.size(), join(o.adapters, ", "), s.max_bytes, o.timeout_seconds));
   std::vector<comm::CommCaseRecord> records;
   try {
     records = comm::run_comm_suite(s);
   } catch (const Error& e) {
+    progress.clear();
     fmt::print(stderr, "polychip certify: {}\n", e.message());
     return 3;
   }
+  progress.clear();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const nlohmann::json results = build_comm_results(o, records, seconds);

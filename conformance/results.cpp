@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -13,8 +14,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
+#include "results_folder.hpp"
 #include "verdict.hpp"
 
 #ifndef POLYCHIP_VERSION
@@ -304,16 +305,26 @@ std::string summary_table(const nlohmann::json& results) {
 
 int write_and_report(const CertifyOptions& o, const nlohmann::json& results) {
   const std::filesystem::path dir(o.out_dir);
+  // The verdict first: it is shown whatever becomes of the files.
+  fmt::print("{}", summary_table(results));
   try {
-    write_file_atomically((dir / "results.json").string(), results.dump(2) + "\n");
-    write_file_atomically((dir / "junit.xml").string(), junit_xml(results));
+    // (A message that is not UTF-8, from an adapter, is written with U+FFFD
+    // in its place rather than losing the results.)
+    write_results_pair(o.out_dir,
+                       results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                       junit_xml(results));
   } catch (const Error& e) {
-    fmt::print(stderr, "polychip certify: {}\n", e.message());
+    const std::string earlier = earlier_results_note(o.out_dir);
+    std::fflush(stdout);
+    fmt::print(stderr,
+               "polychip certify: the results of this run were not written: {}. {} holds no "
+               "results.json or junit.xml of this run{}. The verdict above is this run's; make "
+               "room or fix what the error names and run it again\n",
+               e.message(), o.out_dir, earlier.empty() ? "" : "; " + earlier);
     return 3;
   }
-  fmt::print("{}", summary_table(results));
-  fmt::print("results: {}  junit: {}  ({:.1f} s)\n", (dir / "results.json").string(),
-             (dir / "junit.xml").string(), results.value("duration_seconds", 0.0));
+  fmt::print("results: {}  junit: {}  ({:.1f} s)\n", (dir / kResultsFileName).string(),
+             (dir / kJunitFileName).string(), results.value("duration_seconds", 0.0));
   return results["verdict"] == "Pass" ? 0 : 1;
 }
 

@@ -36,9 +36,10 @@ struct SuiteRun {
 nlohmann::json build_results(const CertifyOptions& options, const SuiteRun& suite,
                              double duration_seconds);
 
-// Writes DIR/results.json and DIR/junit.xml atomically, prints the summary
-// table and where the files went; returns certify's exit code (0 pass, 1
-// fail, 3 the files could not be written).
+// Prints the summary table, writes DIR/results.json and DIR/junit.xml as a
+// pair (write_results_pair) and says where they went, or, when they cannot
+// be written, why, and that DIR holds neither; returns certify's exit code
+// (0 pass, 1 fail, 3 the files could not be written).
 int write_and_report(const CertifyOptions& options, const nlohmann::json& results);
 
 std::string junit_xml(const nlohmann::json& results);

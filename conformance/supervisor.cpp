@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -23,6 +24,10 @@ namespace polychip::conformance {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The worker process run_adapter waits for (0: none), for stop_running_worker.
+std::atomic<pid_t> running_worker{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {
@@ -92,6 +97,7 @@ class Worker {
       ::execv(exe.c_str(), argv.data());
       _exit(127);
     }
+    running_worker = pid_;
     ::close(fds[1]);
     fd_ = fds[0];
   }
@@ -139,6 +145,7 @@ class Worker {
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    running_worker = 0;
     pid_ = -1;
     status_ = describe_status(status);
     return status_;
@@ -166,6 +173,13 @@ std::string self_executable() {
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) throw_error(StatusCode::kInternal, "cannot read /proc/self/exe");
   return std::string(buf, static_cast<size_t>(n));
+}
+
+void stop_running_worker() {
+  if (const pid_t pid = running_worker; pid > 0) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
 }
 
 AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::CaseSpec>& cases,

@@ -46,4 +46,9 @@ AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::
 // Path of the running executable (/proc/self/exe).
 std::string self_executable();
 
+// Kills the worker run_adapter is waiting for, if any, and its process
+// group: a worker outlives a supervisor that a signal ends (it runs in a
+// group of its own), and one that hangs would never end. Async-signal-safe.
+void stop_running_worker();
+
 }  // namespace polychip::conformance

@@ -18,6 +18,7 @@
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 #include "references.hpp"
+#include "supervisor.hpp"
 #if POLYCHIP_HAVE_NVIDIA_REFERENCE
 #include "trace_recording.hpp"
 #endif
@@ -97,9 +98,11 @@ std::string repro_environment() {
   return env;
 }
 
+std::string polychip_command() { return shell_word(self_executable()); }
+
 std::string repro_prefix(const std::string& adapter) {
-  return fmt::format("{}polychip certify --suite precision --adapters {} --case ",
-                     repro_environment(), shell_word(adapter));
+  return fmt::format("{}{} certify --suite precision --adapters {} --case ", repro_environment(),
+                     polychip_command(), shell_word(adapter));
 }
 
 int run_worker(const WorkerOptions& o) {

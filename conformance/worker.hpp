@@ -24,6 +24,11 @@ std::vector<precision::CaseSpec> select_cases(const std::string& suite, const st
 // The reproducer prefix of a case on `adapter`: append the case id.
 std::string repro_prefix(const std::string& adapter);
 
+// How a reproducer names polychip: the path of the running executable
+// (/proc/self/exe) as one shell word, so that the line runs as printed from
+// any folder, with or without polychip on PATH.
+std::string polychip_command();
+
 // The environment a reproducer needs to see the same adapters and patches
 // (POLYCHIP_ADAPTER_PATH, POLYCHIP_ADAPTERS, POLYCHIP_PATCHES, ... as set
 // now), as shell assignments ending in a space; "" when none is set.

@@ -93,13 +93,15 @@ ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
 }
 
 ReferenceTrace record_trace(Trainer& trainer, const std::string& preset, int64_t steps,
-                            const std::string& device_type) {
+                            const std::string& device_type,
+                            const std::function<void(const StepRecord&)>& on_step) {
   if (trainer.steps_done() != 0)
     throw Error(StatusCode::kInvalidArgument, "record_trace: the trainer has already run");
   std::vector<std::pair<std::string, double>> step1;
   for (int64_t s = 0; s < steps; ++s) {
-    trainer.step();
+    const StepRecord record = trainer.step();
     if (s == 0) step1 = gradient_norms(trainer);
+    if (on_step) on_step(record);
   }
   return make_trace(trainer, preset, device_type, std::move(step1));
 }

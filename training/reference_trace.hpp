@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,9 +51,11 @@ ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
                           const std::string& device_type,
                           std::vector<std::pair<std::string, double>> step1_grad_norms);
 
-// Runs `trainer` (fresh) to `steps` and returns its trace.
+// Runs `trainer` (fresh) to `steps` and returns its trace; `on_step`, when
+// set, is called after each step with its record.
 ReferenceTrace record_trace(Trainer& trainer, const std::string& preset, int64_t steps,
-                            const std::string& device_type);
+                            const std::string& device_type,
+                            const std::function<void(const StepRecord&)>& on_step = {});
 
 // Shared by the content-hashed JSON files (traces, loss envelopes):
 // the SHA-256 of `text` in lower-case hex; a file's JSON (NOT_FOUND,

@@ -1,7 +1,6 @@
 #include "training_certify.hpp"
 
 #include <chrono>
-#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -12,7 +11,9 @@
 #include "hal_ops.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
+#include "progress.hpp"
 #include "results.hpp"
+#include "results_folder.hpp"
 #include "worker.hpp"
 
 namespace polychip::training {
@@ -75,7 +76,8 @@ CurveComparison judge_against_envelope(const LossEnvelope& envelope, const Refer
 conformance::AdapterRun certify_device(const std::string& target,
                                        const TrainingReference& reference,
                                        const TrainConfig& config, const AlignmentCriteria& criteria,
-                                       const conformance::CertifyOptions& o) {
+                                       const conformance::CertifyOptions& o,
+                                       conformance::Progress& progress) {
   conformance::AdapterRun run;
   run.name = target;
   const auto start = std::chrono::steady_clock::now();
@@ -93,19 +95,26 @@ conformance::AdapterRun certify_device(const std::string& target,
     Stream stream(device);
     HalOps ops(Runtime::global().dispatcher(), stream);
     Trainer trainer(config, ops);
-    if (o.progress)
-      fmt::print(stderr, "certify: training {} for {} steps ({})\n", target, reference.steps,
-                 device.device_type());
-    trace = record_trace(trainer, reference.preset, reference.steps, device.device_type());
+    progress.line(fmt::format("certify: training {} for {} steps ({})", target, reference.steps,
+                              device.device_type()));
+    trace = record_trace(trainer, reference.preset, reference.steps, device.device_type(),
+                         [&](const StepRecord& step) {
+                           progress.item(target, static_cast<size_t>(step.step - 1),
+                                         static_cast<size_t>(reference.steps),
+                                         fmt::format("step {}: loss {:.6g}", step.step, step.loss),
+                                         true, "");
+                         });
+    progress.clear();
   } catch (const Error& e) {
+    progress.clear();
     run.fatal = "training on " + target + " failed: " + e.message();
     return run;
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   run.seconds = ms / 1000;
-  const std::string repro = conformance::repro_environment() +
-                            "polychip certify --suite training --adapters " + target +
+  const std::string repro = conformance::repro_environment() + conformance::polychip_command() +
+                            " certify --suite training --adapters " + target +
                             (o.reference_path.empty() ? "" : " --reference " + o.reference_path) +
                             (criteria.tier == "cross-vendor" ? "" : " --tier " + criteria.tier);
   const std::string base = fmt::format("training/{}/{}", reference.preset, reference.precision);
@@ -168,6 +177,12 @@ LossEnvelope shipped_loss_envelope() {
 
 int run_training_certify(const conformance::CertifyOptions& o) {
   const auto start = std::chrono::steady_clock::now();
+  // One workload, the reference's steps: the suite has no larger level.
+  if (o.level != "quick")
+    return usage_error(fmt::format(
+        "--level {}: --suite training has one level, quick (it trains as many steps as the "
+        "reference holds); standard and full are for --suite precision and --suite comm",
+        o.level));
   std::vector<std::string> targets;
   TrainingReference reference;
   TrainConfig config;
@@ -225,13 +240,17 @@ int run_training_certify(const conformance::CertifyOptions& o) {
   } catch (const Error& e) {
     return usage_error(e.message());
   }
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) return usage_error(fmt::format("cannot create --out '{}': {}", o.out_dir, ec.message()));
+  std::optional<conformance::RunInProgress> in_progress;
+  try {
+    in_progress.emplace(o.out_dir);
+  } catch (const Error& e) {
+    return usage_error(e.message());
+  }
 
   conformance::SuiteRun suite;
+  conformance::Progress progress(o.progress);
   for (const std::string& target : targets)
-    suite.adapters.push_back(certify_device(target, reference, config, criteria, o));
+    suite.adapters.push_back(certify_device(target, reference, config, criteria, o, progress));
   suite.references = {{"training", described}};
   suite.caveats = caveats;
   suite.run_fields = {{reference.envelope ? "reference_envelope" : "reference_trace",

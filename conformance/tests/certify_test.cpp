@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -39,6 +41,10 @@ struct Result {
   int exit_code = -1;
   std::string out, err;
 };
+
+// The command a reproducer starts with: the binary's own path, as
+// /proc/self/exe gives it.
+std::string cli_path() { return fs::canonical(POLYCHIP_CLI).string(); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -63,17 +69,86 @@ class CertifyTest : public ::testing::Test {
   // Runs the polychip binary with `args` (shell words) and extra environment.
   Result certify(const std::string& args, const std::string& env = "",
                  const std::string& cwd = ".") {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    std::string cmd = fmt::format(
+    return finished(std::system(command_line(args, env, cwd).c_str()));
+  }
+  // The same, where a write to a file past `bytes` fails with EFBIG, as on a
+  // full disk (RLIMIT_FSIZE, with SIGXFSZ ignored rather than ending it).
+  Result certify_with_file_size_limit(const std::string& args, rlim_t bytes) {
+    const std::string cmd = command_line(args, "", ".");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const struct rlimit limit = {bytes, bytes};
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+      ::signal(SIGXFSZ, SIG_IGN);
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+      _exit(127);
+    }
+    int status = -1;
+    ::waitpid(pid, &status, 0);
+    return finished(status);
+  }
+  std::string command_line(const std::string& args, const std::string& env,
+                           const std::string& cwd) {
+    return fmt::format(
         "cd '{}' && env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS -u POLYCHIP_ADAPTER_PATH {} '{}' "
         "{} > '{}' 2> '{}'",
-        cwd, env, POLYCHIP_CLI, args, out.string(), err.string());
-    int status = std::system(cmd.c_str());
+        cwd, env, POLYCHIP_CLI, args, (dir_ / "stdout").string(), (dir_ / "stderr").string());
+  }
+  Result finished(int status) {
     Result r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
+    r.out = slurp(dir_ / "stdout");
+    r.err = slurp(dir_ / "stderr");
     return r;
+  }
+  // Starts `polychip ARGS` in a process group of its own, stderr to
+  // DIR/stderr, with `patches` as POLYCHIP_PATCHES; its pid.
+  pid_t start(const std::vector<std::string>& args, const char* patches = nullptr) {
+    std::vector<std::string> argv = {POLYCHIP_CLI};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> pointers;
+    for (auto& a : argv) pointers.push_back(a.data());
+    pointers.push_back(nullptr);
+    const std::string err = (dir_ / "stderr").string();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::unsetenv("POLYCHIP_ADAPTERS");
+      ::unsetenv("POLYCHIP_ADAPTER_PATH");
+      if (patches)
+        ::setenv("POLYCHIP_PATCHES", patches, 1);
+      else
+        ::unsetenv("POLYCHIP_PATCHES");
+      ::dup2(::open("/dev/null", O_WRONLY), 1);
+      ::dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+      ::execv(POLYCHIP_CLI, pointers.data());
+      _exit(127);
+    }
+    return pid;
+  }
+  // A complete run of one passing case into `sub`; its results.json.
+  std::string earlier_run(const std::string& sub) {
+    auto r = certify(fmt::format(
+        "certify --adapters cpu --case exp/f32/1/seed=1 --out '{}' --no-progress", out_dir(sub)));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return slurp(dir_ / sub / "results.json");
+  }
+  // No temporary file (a write cut short) is left in `sub`.
+  void expect_no_temporaries(const std::string& sub) {
+    for (const auto& entry : fs::directory_iterator(dir_ / sub))
+      EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+  }
+  // Runs `line` as a user would paste it: a shell in the test's folder,
+  // with PATH holding only the system's folders (no polychip there).
+  Result as_printed(const std::string& line) {
+    std::ofstream(dir_ / "line.sh") << line << "\n";
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string cmd = fmt::format(
+        "cd '{}' && env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS -u POLYCHIP_ADAPTER_PATH "
+        "PATH=/usr/bin:/bin sh line.sh > '{}' 2> '{}'",
+        dir_.string(), out.string(), err.string());
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
   }
   json results(const std::string& sub) {
     const fs::path file = dir_ / sub / "results.json";
@@ -102,6 +177,33 @@ class CertifyTest : public ::testing::Test {
 
   fs::path dir_;
 };
+
+// Whether `condition` holds within 60 s, asked every 50 ms.
+bool eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+// The first child process of `pid` (0: none yet).
+pid_t first_child(pid_t pid) {
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", pid, pid));
+  pid_t child = 0;
+  children >> child;
+  return child;
+}
+
+// Whether `pid` runs (exists and is no zombie).
+bool running(pid_t pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t close = line.rfind(')');
+  return close == std::string::npos || line.substr(close + 2, 1) != "Z";
+}
 
 // Every <testcase> has a classname with exactly one dot (adapter.op: Jenkins
 // splits at dots) and its real time, not all zeros.
@@ -230,8 +332,9 @@ TEST_F(CertifyTest, DefectiveSimProfilesFailOnTheirOpsOnlyWithReproducers) {
     failing[c["adapter"]].insert(c["op"]);
     if (first_failure.is_null()) first_failure = c;
     // A reproducer for exactly this case and adapter, and the worst element.
-    EXPECT_EQ(c["repro"], fmt::format("polychip certify --suite precision --adapters {} --case {}",
-                                      c["adapter"].get<std::string>(), c["id"].get<std::string>()));
+    EXPECT_EQ(c["repro"],
+              fmt::format("{} certify --suite precision --adapters {} --case {}", cli_path(),
+                          c["adapter"].get<std::string>(), c["id"].get<std::string>()));
     ASSERT_TRUE(c.contains("worst")) << c["id"];
     EXPECT_TRUE(c["worst"].contains("device") && c["worst"].contains("exact")) << c["id"];
     // The inputs behind the worst element, in hex float.
@@ -250,12 +353,11 @@ TEST_F(CertifyTest, DefectiveSimProfilesFailOnTheirOpsOnlyWithReproducers) {
   }
   for (const char* bad : {"Crash", "Timeout"}) EXPECT_EQ(res["summary"][bad], 0) << bad;
 
-  // The reproducer re-runs exactly that one case, with the same verdict.
+  // The reproducer, run as printed, re-runs exactly that one case, with the
+  // same verdict.
   ASSERT_FALSE(first_failure.is_null());
-  std::string repro = first_failure["repro"];
-  ASSERT_EQ(repro.rfind("polychip ", 0), 0u);
-  auto again =
-      certify(fmt::format("{} --out '{}' --no-progress", repro.substr(9), out_dir("repro")));
+  const std::string repro = first_failure["repro"];
+  auto again = as_printed(fmt::format("{} --out '{}' --no-progress", repro, out_dir("repro")));
   EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
   json one = results("repro");
   ASSERT_EQ(one["cases"].size(), 1u);
@@ -276,9 +378,10 @@ TEST_F(CertifyTest, CrashAndHangBecomeVerdictsAndTheRunCompletes) {
   int crashes = 0, timeouts = 0, passes = 0;
   for (const auto& c : res["cases"]) {
     const std::string v = c["verdict"], op = c["op"], dt = c["dtype"];
-    EXPECT_EQ(c["repro"].get<std::string>().rfind(
-                  fmt::format("POLYCHIP_PATCHES={} polychip certify ", CRASH_PATCH_LIBRARY), 0),
-              0u)
+    EXPECT_EQ(
+        c["repro"].get<std::string>().rfind(
+            fmt::format("POLYCHIP_PATCHES={} {} certify ", CRASH_PATCH_LIBRARY, cli_path()), 0),
+        0u)
         << "the reproducer needs the patch library: " << c["repro"];
     if (op == "exp" && dt == "f32") {
       EXPECT_EQ(v, "Crash") << c["id"];
@@ -304,37 +407,23 @@ TEST_F(CertifyTest, CrashAndHangBecomeVerdictsAndTheRunCompletes) {
   EXPECT_EQ(a["patches"][0]["op"], "exp");
 }
 
-TEST_F(CertifyTest, KilledRunLeavesThePreviousResultsIntact) {
-  // A complete earlier run.
-  auto first =
-      certify(fmt::format("certify --adapters cpu --case exp/f32/1/seed=1 --out '{}' "
-                          "--no-progress",
-                          out_dir("run")));
-  ASSERT_EQ(first.exit_code, 0) << first.err;
-  const std::string before = slurp(dir_ / "run" / "results.json");
-  // A long run into the same folder, killed midway.
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::unsetenv("POLYCHIP_PATCHES");
-    int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    ::execl(POLYCHIP_CLI, POLYCHIP_CLI, "certify", "--level", "standard", "--adapters",
-            "cpu,sim.faithful,sim.bf16acc", "--out", out_dir("run").c_str(), nullptr);
-    _exit(127);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+// A run killed midway (SIGKILL: it can say nothing) leaves no results file
+// that could pass for its own, half-written or earlier: the earlier run's
+// are set aside whole when the cases start.
+TEST_F(CertifyTest, AKilledRunLeavesNoResultsAndTheEarlierOnesSetAside) {
+  const std::string before = earlier_run("run");
+  const pid_t pid = start({"certify", "--level", "standard", "--adapters",
+                           "cpu,sim.faithful,sim.bf16acc", "--out", out_dir("run")});
+  EXPECT_TRUE(eventually([&] { return fs::exists(dir_ / "run" / "results.json.previous"); }));
   ::kill(-pid, SIGKILL);  // the supervisor and its worker
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
-  EXPECT_EQ(slurp(dir_ / "run" / "results.json"), before);
-  EXPECT_NO_THROW(json::parse(slurp(dir_ / "run" / "results.json")));
-  for (const auto& entry : fs::directory_iterator(dir_ / "run"))
-    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "results.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "junit.xml"));
+  EXPECT_EQ(slurp(dir_ / "run" / "results.json.previous"), before);
+  expect_no_temporaries("run");
 }
 
 // A vendor's --tolerances file may loosen bounds; what passes under it says
@@ -478,15 +567,27 @@ TEST_F(CertifyTest, UsageErrorsExitWithTwo) {
 
 // The comm suite: one rank per --adapters entry, every collective and dtype,
 // bitwise checked; recorded in the same results schema.
+// The ranks' deadline is POLYCHIP_COMM_TIMEOUT where no --timeout is given
+// (it was replaced by certify's own 60 s). Progress reaches a log: a line for
+// the first and the last group of cases (35 s of silence before).
 TEST_F(CertifyTest, CommSuitePassesAcrossAdaptersAndIsRecorded) {
-  auto r =
-      certify(fmt::format("certify --suite comm --level quick --adapters cpu,sim.faithful "
-                          "--no-progress --out '{}'",
-                          out_dir("comm")));
+  auto r = certify(fmt::format("certify --suite comm --level quick --adapters cpu,sim.faithful "
+                               "--out '{}'",
+                               out_dir("comm")),
+                   "POLYCHIP_COMM_TIMEOUT=120");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   json j = results("comm");
   expect_schema(j);
   EXPECT_EQ(j["verdict"], "Pass");
+  EXPECT_EQ(j["run"]["timeout_seconds"], 120);
+  const size_t first = r.err.find("[comm 1/");
+  ASSERT_NE(first, std::string::npos) << r.err;
+  const std::string groups = r.err.substr(first + 8, r.err.find(']', first) - first - 8);
+  EXPECT_NE(r.err.find(fmt::format("[comm {}/{}] ", groups, groups)), std::string::npos) << r.err;
+  for (const auto& c : j["cases"])
+    EXPECT_NE(c["repro"].get<std::string>().find(cli_path() + " comm-perf --np 2 "),
+              std::string::npos)
+        << c["repro"];
   ASSERT_EQ(j["adapters"].size(), 1u);
   EXPECT_EQ(j["adapters"][0]["device_type"], "cpu.host+sim.faithful");
   std::set<std::string> collectives, dtypes;
@@ -731,7 +832,7 @@ TEST_F(CertifyTest, AnAdapterNameCertifiesEveryDevice) {
   EXPECT_EQ(device_types.size(), res["adapters"].size()) << "each device certified";
   EXPECT_EQ(res["cases"].size(), res["adapters"].size());
   EXPECT_EQ(res["cases"][2]["repro"],
-            "polychip certify --suite precision --adapters sim:2 --case exp/f32/100/seed=1");
+            cli_path() + " certify --suite precision --adapters sim:2 --case exp/f32/100/seed=1");
 
   r =
       certify(fmt::format("certify --adapters sim:2,sim.faithful --case exp/f32/100/seed=1 "
@@ -941,4 +1042,155 @@ TEST_F(CertifyTest, TheNvidiaReferenceRecordedOnAnH200PassesEveryCaseItHolds) {
     EXPECT_EQ(c["verdict"], "Pass") << c.dump(1);
   }
   EXPECT_EQ(recorded, 1144u);
+}
+
+// An interrupted run (SIGINT, SIGTERM) says so, and where the earlier run's
+// results are; it stops its worker (a hanging kernel here, which would
+// otherwise outlive it) and ends as the signal does (exit status 128 +
+// signal in a shell). Nothing in --out passes for its results.
+TEST_F(CertifyTest, AnInterruptedRunSaysSoStopsItsWorkerAndLeavesNoResultsOfItsOwn) {
+  for (const int signal : {SIGINT, SIGTERM}) {
+    const std::string name = sigabbrev_np(signal);
+    const std::string before = earlier_run(name);
+    const pid_t pid = start({"certify", "--adapters", "sim.faithful", "--case", "exp/f16/1/seed=1",
+                             "--timeout", "600", "--out", out_dir(name)},
+                            CRASH_PATCH_LIBRARY);
+    pid_t worker = 0;
+    EXPECT_TRUE(eventually([&] { return (worker = first_child(pid)) > 0; }));
+    ::kill(pid, signal);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << name << ": " << slurp(dir_ / "stderr");
+    EXPECT_EQ(WTERMSIG(status), signal);
+    EXPECT_NE(slurp(dir_ / "stderr")
+                  .find(fmt::format("polychip certify: interrupted by SIG{}: this run wrote no "
+                                    "results.json or junit.xml in {}; the earlier run's results "
+                                    "are set aside in {}: results.json.previous, "
+                                    "junit.xml.previous\n",
+                                    name, out_dir(name), out_dir(name))),
+              std::string::npos)
+        << slurp(dir_ / "stderr");
+    EXPECT_FALSE(fs::exists(dir_ / name / "results.json"));
+    EXPECT_EQ(slurp(dir_ / name / "results.json.previous"), before);
+    EXPECT_TRUE(eventually([&] { return !running(worker); })) << "the worker outlived certify";
+  }
+}
+
+// results.json and junit.xml are a pair: when one cannot be written, neither
+// of this run's is left (a new results.json beside an older junit.xml would
+// disagree), and the verdict is printed all the same with what to do. Here a
+// folder stands where junit.xml goes: its rename fails after results.json's.
+TEST_F(CertifyTest, WhenOneResultsFileCannotBeWrittenNeitherIsLeftAndTheVerdictIsPrinted) {
+  const std::string before = earlier_run("run");
+  fs::remove(dir_ / "run" / "junit.xml");
+  fs::create_directory(dir_ / "run" / "junit.xml");
+  auto r = certify(
+      fmt::format("certify --adapters cpu --case exp/f32/1/seed=1 --out '{}'", out_dir("run")));
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("\noverall: Pass\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(fmt::format(
+                "polychip certify: the results of this run were not written: cannot write "
+                "'{0}/junit.xml': rename: Is a directory. {0} holds no results.json or junit.xml "
+                "of this run; the earlier run's results are set aside in {0}: "
+                "results.json.previous. The verdict above is this run's; make room or fix what "
+                "the error names and run it again\n",
+                out_dir("run"))),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "results.json"));
+  EXPECT_EQ(slurp(dir_ / "run" / "results.json.previous"), before);
+  expect_no_temporaries("run");
+}
+
+// A full disk: results.json (some 15 KB) cannot be written; the verdict is
+// printed, and nothing of this run is left.
+TEST_F(CertifyTest, OnAFullDiskTheVerdictIsPrintedAndNoResultsAreLeft) {
+  auto r = certify_with_file_size_limit(
+      fmt::format("certify --adapters cpu --case exp/f32/1/seed=1 --out '{}' --no-progress",
+                  out_dir("run")),
+      4096);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("\noverall: Pass\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(fmt::format("cannot write '{}/results.json': write: File too large. ",
+                                   out_dir("run"))),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "results.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "junit.xml"));
+  expect_no_temporaries("run");
+}
+
+// A reproducer runs as printed: polychip is named by its path, not looked up
+// on PATH (where a build tree's binary is not). The summary prints the line
+// results.json records.
+TEST_F(CertifyTest, AReproducerRunsAsPrinted) {
+  auto r = certify(fmt::format(
+      "certify --adapters sim.bf16acc --case gemm/f32/64x64x64/seed=1 --out '{}' --no-progress",
+      out_dir("run")));
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const json failed = results("run")["cases"][0];
+  const std::string repro = failed["repro"];
+  EXPECT_NE(r.out.find("  Fail           " + repro + "\n"), std::string::npos) << r.out;
+  auto again = as_printed(fmt::format("{} --out '{}' --no-progress", repro, out_dir("again")));
+  EXPECT_EQ(again.exit_code, 1) << repro << "\n" << again.out << again.err;
+  const json rerun = results("again");
+  ASSERT_EQ(rerun["cases"].size(), 1u);
+  EXPECT_EQ(rerun["cases"][0]["id"], failed["id"]);
+  EXPECT_EQ(rerun["cases"][0]["verdict"], "Fail");
+}
+
+// Progress reaches a log (stderr not a terminal): every adapter's first and
+// last case, besides the cases that do not pass; --no-progress: nothing.
+TEST_F(CertifyTest, ProgressLinesReachALogAndNoProgressSilencesThem) {
+  const std::string args = fmt::format(
+      "certify --adapters cpu,sim.faithful --case exp/f32/1/seed=1 --out '{}'", out_dir("run"));
+  auto r = certify(args);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* adapter : {"cpu", "sim.faithful"})
+    EXPECT_NE(r.err.find(fmt::format("[{} 1/1] exp/f32/1/seed=1 Pass\n", adapter)),
+              std::string::npos)
+        << r.err;
+  r = certify(args + " --no-progress");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
+// The training suite runs one workload: a level it does not have is refused
+// (it was recorded in results.json and ignored).
+TEST_F(CertifyTest, TheTrainingSuiteRefusesALevelItDoesNotHave) {
+  for (const char* level : {"standard", "full"}) {
+    auto r = certify(fmt::format("certify --suite training --adapters cpu --level {} --out '{}'",
+                                 level, out_dir("run")));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(fmt::format("--level {}: --suite training has one level, quick", level)),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
+// POLYCHIP_COMM_TIMEOUT is read as comm-perf reads it: a value comm-perf
+// refuses is refused at once (it was replaced by 60 s).
+TEST_F(CertifyTest, TheCommSuiteRefusesAMalformedCommTimeout) {
+  auto r =
+      certify(fmt::format("certify --suite comm --adapters cpu,cpu --out '{}'", out_dir("run")),
+              "POLYCHIP_COMM_TIMEOUT=abc");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("POLYCHIP_COMM_TIMEOUT='abc' is not a positive number of seconds"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
+// A POLYCHIP_ADAPTER_PATH folder that does not exist is named where the
+// adapter it should have held is not found.
+TEST_F(CertifyTest, AMissingPluginFolderIsNamedWhereItsAdapterIsNotFound) {
+  auto r = certify(fmt::format("certify --adapters acme --out '{}'", out_dir("run")),
+                   "POLYCHIP_ADAPTER_PATH=/nonexistent/polychip-plugins");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no device 'acme'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'/nonexistent/polychip-plugins': POLYCHIP_ADAPTER_PATH folder unreadable: "
+                       "No such file or directory"),
+            std::string::npos)
+      << r.err;
 }

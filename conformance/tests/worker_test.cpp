@@ -20,6 +20,7 @@
 #include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
+#include "supervisor.hpp"
 
 namespace polychip::conformance {
 namespace {
@@ -214,7 +215,8 @@ class ReproEnvironment : public ::testing::Test {
 
 TEST_F(ReproEnvironment, NothingSetMeansNoPrefix) {
   EXPECT_EQ(repro_environment(), "");
-  EXPECT_EQ(repro_prefix("cpu"), "polychip certify --suite precision --adapters cpu --case ");
+  EXPECT_EQ(repro_prefix("cpu"),
+            polychip_command() + " certify --suite precision --adapters cpu --case ");
 }
 
 // Each variable set and not empty, in a fixed order, as one shell word:
@@ -231,8 +233,17 @@ TEST_F(ReproEnvironment, SetVariablesComeFirstQuotedWhereTheShellNeedsIt) {
 
 TEST_F(ReproEnvironment, AnAdapterNameTheShellWouldSplitIsQuoted) {
   EXPECT_EQ(repro_prefix("my adapter"),
-            "polychip certify --suite precision --adapters 'my adapter' --case ");
-  EXPECT_EQ(repro_prefix(""), "polychip certify --suite precision --adapters '' --case ");
+            polychip_command() + " certify --suite precision --adapters 'my adapter' --case ");
+  EXPECT_EQ(repro_prefix(""),
+            polychip_command() + " certify --suite precision --adapters '' --case ");
+}
+
+// A reproducer names the executable by its path, which runs as printed
+// from any folder and whatever PATH holds (not "polychip", which is found
+// only where it is installed on PATH).
+TEST_F(ReproEnvironment, TheCommandIsThePathOfTheRunningExecutable) {
+  EXPECT_EQ(polychip_command(), self_executable());
+  EXPECT_EQ(polychip_command().front(), '/');
 }
 
 }  // namespace

@@ -21,6 +21,11 @@ namespace {
               fmt::format("cannot write '{}': {}: {}", path, call, std::strerror(errno)));
 }
 
+// The folder `path` is in ("." for a bare name).
+std::filesystem::path folder_of(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
 }  // namespace
 
 void check_file_destination(const std::string& option, const std::string& path,
@@ -35,11 +40,11 @@ void check_file_destination(const std::string& option, const std::string& path,
                 option + " '" + path + "' is a folder: name " + file_role);
 }
 
-void write_file_atomically(const std::string& path, std::string_view contents) {
+std::string write_temporary_beside(const std::string& path, std::string_view contents) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::string tmpl =
+      (folder_of(target) / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   int fd = ::mkstemp(name.data());
@@ -64,20 +69,30 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   if (::fchmod(fd, 0644) != 0) cleanup("fchmod");
   if (::fsync(fd) != 0) cleanup("fsync");
   if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    fail(path, "close");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int saved = errno;
     ::unlink(tmp.c_str());
     errno = saved;
+    fail(path, "close");
+  }
+  return tmp;
+}
+
+void move_into_place(const std::string& temporary, const std::string& path) {
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(temporary.c_str());
+    errno = saved;
     fail(path, "rename");
   }
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  int dfd = ::open(folder_of(path).c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+  move_into_place(write_temporary_beside(path, contents), path);
 }
 
 }  // namespace polychip

@@ -321,7 +321,13 @@ Device Runtime::device(std::string_view spec) const {
       if (impl_->options.selected_adapters)
         return fmt::format("; adapter '{}' is not selected by POLYCHIP_ADAPTERS ({})", adapter,
                            join(*impl_->options.selected_adapters));
-      return "";
+      // A plugin folder that could not be read may be where it was meant to be.
+      std::string unread;
+      for (const auto& r : impl_->refused)
+        if (std::ranges::find(impl_->options.adapter_path, r.origin) !=
+            impl_->options.adapter_path.end())
+          unread += fmt::format("; '{}': {}", r.origin, r.reason);
+      return unread;
     }
     if (!impl_->count(*a)) return "; " + a->refusal;
     if (!a->devices.empty() || a->info.unavailable_reason.empty()) return "";

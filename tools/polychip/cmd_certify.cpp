@@ -98,7 +98,7 @@ const bool certify_registered = polychip::cli::register_command(
           {profile_option, {"precision"}},      {coverage_option, {"precision"}},
           {reference_option, {"training"}},     {tier_option, {"training"}},
           {record_trace_option, {"precision"}}, {nvidia_trace_option, {"precision"}}};
-      return [o, case_id, case_option, suites_reading] {
+      return [o, case_id, case_option, timeout_option, suites_reading] {
         for (const auto& [option, suites] : suites_reading) {
           if (option->count() == 0 || suites.contains(o->suite)) continue;
           fmt::print(
@@ -109,6 +109,7 @@ const bool certify_registered = polychip::cli::register_command(
           return 2;
         }
         if (!case_id->empty()) o->case_id = *case_id;
+        o->timeout_given = timeout_option->count() > 0;
         if (o->suite == "training") {
           if (o->out_dir.empty()) o->out_dir = polychip::conformance::kDefaultOutDir;
           return polychip::training::run_training_certify(*o);

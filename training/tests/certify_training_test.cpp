@@ -97,6 +97,7 @@ TEST_F(CertifyTraining, CpuInBf16PassesTheCrossVendorTierAgainstTheShippedBf16Tr
                          (dir_ / "bf16").string() + "'"),
             0)
       << log();
+  EXPECT_EQ(slurp(dir_ / "stderr"), "") << "--no-progress";
   const json r = results("bf16");
   for (const json& c : r["cases"]) {
     EXPECT_EQ(c["verdict"], "Pass") << c.dump();
@@ -145,18 +146,28 @@ TEST_F(CertifyTraining, FullTraceRegeneratesBitForBit) {
   EXPECT_EQ(content_hash_of(again), shipped.content_hash);
 }
 
+// Progress reaches a log (stderr is no terminal here): each device's first
+// and last step (the suite was silent while it trained). Each case's
+// reproducer names polychip by its path, so that it runs as printed.
 TEST_F(CertifyTraining, CpuSimAndOpenclPassTheCrossVendorTierAgainstTheShippedTrace) {
-  ASSERT_EQ(
-      exit_code_of("certify --suite training --adapters cpu,sim.faithful,opencl --no-progress "
-                   "--out '" +
-                   (dir_ / "pass").string() + "'"),
-      0)
+  ASSERT_EQ(exit_code_of("certify --suite training --adapters cpu,sim.faithful,opencl --out '" +
+                         (dir_ / "pass").string() + "'"),
+            0)
       << log();
+  const std::string progress = slurp(dir_ / "stderr");
+  for (const char* device : {"cpu", "sim.faithful", "opencl"})
+    for (const char* step : {"1/100] step 1: loss ", "100/100] step 100: loss "})
+      EXPECT_NE(progress.find(fmt::format("[{} {}", device, step)), std::string::npos)
+          << device << " " << step << "\n"
+          << progress;
   const json r = results("pass");
   EXPECT_EQ(r["verdict"], "Pass");
   ASSERT_EQ(r["cases"].size(), 6u);
   for (const json& c : r["cases"]) {
     EXPECT_EQ(c["verdict"], "Pass") << c.dump();
+    EXPECT_EQ(c["repro"],
+              fmt::format("{} certify --suite training --adapters {}",
+                          fs::canonical(POLYCHIP_CLI).string(), c["adapter"].get<std::string>()));
     if (c["id"].get<std::string>().find("loss_curve") == std::string::npos) continue;
     EXPECT_EQ(c["metrics"]["steps"], 100);
     // The loss falls well below its start.

@@ -159,26 +159,23 @@ std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& o) {
                         : o.polychip_executable;
   std::string device_list;
   for (const std::string& d : o.devices) device_list += (device_list.empty() ? "" : ",") + d;
-  std::vector<CommCaseRecord> records;
-  int run_index = 0;
-  for (const std::string& transport : o.transports) {
-    for (const std::string& dtype : o.dtypes) {
-      for (const std::string& op : o.ops) {
+  std::vector<CommCaseGroup> groups;
+  for (const std::string& transport : o.transports)
+    for (const std::string& dtype : o.dtypes)
+      for (const std::string& op : o.ops)
         // GDR takes sums (and the collectives without an op); other ops are the rdma pass's.
-        if (transport == "gdr" && op != "sum") continue;
-        if (!run_group(o, exe, device_list, transport, dtype, op, 0, run_index++, records)) {
-          return records;
-        }
-      }
-    }
-  }
-  if (o.offset_elements > 0) {
-    for (const std::string& dtype : o.dtypes) {
-      if (!run_group(o, exe, device_list, "auto", dtype, "sum",
-                     o.offset_elements * element_size(dtype), run_index++, records)) {
-        return records;
-      }
-    }
+        if (transport != "gdr" || op == "sum") groups.push_back({transport, dtype, op, 0});
+  if (o.offset_elements > 0)
+    for (const std::string& dtype : o.dtypes)
+      groups.push_back({"auto", dtype, "sum", o.offset_elements * element_size(dtype)});
+  std::vector<CommCaseRecord> records;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const CommCaseGroup& g = groups[i];
+    const size_t first = records.size();
+    const bool go_on = run_group(o, exe, device_list, g.transport, g.dtype, g.op, g.offset_bytes,
+                                 static_cast<int>(i), records);
+    if (o.progress) o.progress(g, i, groups.size(), std::span(records).subspan(first));
+    if (!go_on) break;
   }
   return records;
 }

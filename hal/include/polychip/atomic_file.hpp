@@ -11,6 +11,15 @@ namespace polychip {
 // Throws Error(UNAVAILABLE) naming the path and the failing call.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
+// The two halves of write_file_atomically, for files that are replaced
+// together (write every one's temporary first, then move them all): a
+// temporary file beside `path` (hidden, in its folder, so on its file system)
+// holding `contents`, synced; its name. Nothing is left behind when it throws.
+std::string write_temporary_beside(const std::string& path, std::string_view contents);
+// Renames `temporary` over `path` and syncs the folder; a temporary that
+// cannot be renamed is removed.
+void move_into_place(const std::string& temporary, const std::string& path);
+
 // For a command that writes `path` at the end of its run, checked before the
 // run: throws INVALID_ARGUMENT "OPTION 'PATH': no folder 'F'" where no folder
 // holds it, "OPTION 'PATH' is a folder: name FILE_ROLE" where it is one.

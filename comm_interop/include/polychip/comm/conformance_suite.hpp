@@ -6,10 +6,40 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace polychip::comm {
+
+struct CommCaseRecord {
+  std::string collective;
+  std::string dtype;
+  std::string op;
+  uint64_t bytes = 0;
+  uint64_t offset = 0;                    // bytes from the start of each buffer's allocation
+  std::vector<std::string> device_types;  // per rank
+  std::string algorithm, path;
+  std::string transport;  // what ran ("shm", "tcp", ...); on "error", what was asked for
+  std::string verdict;    // "pass", "fail" (#wrong > 0), "error" (the run failed)
+  uint64_t wrong = 0;     // out-of-place + in-place, summed over ranks
+  uint64_t outside = 0;   // of wrong: bytes written before or after a buffer
+  std::string error;
+  // Wall time of the comm-perf child that ran this case, shared equally
+  // among the cases that child ran (one child runs a group of cases).
+  double seconds = 0;
+};
+
+// A group of cases that one comm-perf child runs: op "sum" runs every
+// collective, another op the all-reduce alone; each buffer `offset_bytes`
+// into its allocation.
+struct CommCaseGroup {
+  std::string transport;  // the pass (path_environment)
+  std::string dtype;
+  std::string op;
+  uint64_t offset_bytes = 0;
+};
 
 struct CommSuiteOptions {
   std::string polychip_executable;  // the `polychip` tool; "" = /proc/self/exe
@@ -29,6 +59,11 @@ struct CommSuiteOptions {
   uint64_t offset_elements = 1;
   double timeout_seconds = 60;  // POLYCHIP_COMM_TIMEOUT of the children
   std::string work_dir = "/tmp";
+  // Called after each group of cases (one comm-perf child) with the group,
+  // its index, the number of groups and the group's records.
+  std::function<void(const CommCaseGroup& group, size_t index, size_t groups,
+                     std::span<const CommCaseRecord> records)>
+      progress;
 };
 
 // The environment a pass's children run under: "POLYCHIP_COMM_TRANSPORT=tcp ",
@@ -44,24 +79,6 @@ std::string path_environment(const std::string& pass);
 // one element and one element per rank on either side. Boundaries above
 // `max_bytes` are left out.
 std::vector<uint64_t> boundary_sizes(uint64_t max_bytes, int ranks, uint64_t element_size);
-
-struct CommCaseRecord {
-  std::string collective;
-  std::string dtype;
-  std::string op;
-  uint64_t bytes = 0;
-  uint64_t offset = 0;                    // bytes from the start of each buffer's allocation
-  std::vector<std::string> device_types;  // per rank
-  std::string algorithm, path;
-  std::string transport;  // what ran ("shm", "tcp", ...); on "error", what was asked for
-  std::string verdict;    // "pass", "fail" (#wrong > 0), "error" (the run failed)
-  uint64_t wrong = 0;     // out-of-place + in-place, summed over ranks
-  uint64_t outside = 0;   // of wrong: bytes written before or after a buffer
-  std::string error;
-  // Wall time of the comm-perf child that ran this case, shared equally
-  // among the cases that child ran (one child runs a group of cases).
-  double seconds = 0;
-};
 
 std::vector<CommCaseRecord> run_comm_suite(const CommSuiteOptions& options);
 
