@@ -2219,14 +2219,26 @@ TimedOutRun run_until_timeout(int world, const std::function<void(Communicator&)
 // Rank 2 never enters the second all_reduce: ranks 0 and 1 time out (1 s)
 // saying which rank is missing and that it never entered, with their call.
 TEST(Communicator, ATimeoutNamesTheRankThatNeverEnteredTheCollective) {
-  auto [errors, lines] = run_until_timeout(3, [](Communicator& comm) {
+  std::atomic<int> failed{0};
+  auto [errors, lines] = run_until_timeout(3, [&failed](Communicator& comm) {
     std::vector<float> in(16, 1.0f), out(16);
     comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
-    if (comm.rank() == 2) {  // stays alive (connections open) past the others' timeout
-      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    if (comm.rank() == 2) {
+      // Stays alive, connections open and outside any call, until the others
+      // have failed: a fixed 2.5 s ran out first on a loaded machine, where
+      // their 1 s timeout and 1 s job-wide probe took 2.6-3.1 s, and its
+      // hang-up was what they reported.
+      const auto give_up = Clock::now() + std::chrono::seconds(30);
+      while (failed.load() < 2 && Clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       return;
     }
-    comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+    try {
+      comm.all_reduce(in.data(), out.data(), 16, DType::kF32, ReduceOp::kSum);
+    } catch (const Error&) {
+      ++failed;
+      throw;
+    }
   });
   for (int r = 0; r < 2; ++r) {
     EXPECT_NE(errors[r].find("all_reduce #1: timed out"), std::string::npos) << errors[r];
