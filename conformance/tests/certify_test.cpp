@@ -273,15 +273,33 @@ TEST_F(CertifyTest, CoveragePrintsEveryOpWithNoHoleAtQuick) {
   EXPECT_EQ(r.out.find("holes above"), std::string::npos) << r.out;
 }
 
+// In a log (stderr no terminal here) progress is a line per case that does
+// not pass, each adapter's first and last case and one every 10 s: not a
+// line per case.
 TEST_F(CertifyTest, QuickPassesOnCpuAndSimFaithful) {
+  const auto start = std::chrono::steady_clock::now();
   auto r =
       certify(fmt::format("certify --suite precision --level quick --adapters cpu,sim.faithful "
-                          "--out '{}' --no-progress",
+                          "--out '{}'",
                           out_dir("run")));
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   json res = results("run");
   expect_schema(res);
   EXPECT_EQ(res["verdict"], "Pass");
+  for (const std::string adapter : {"cpu", "sim.faithful"}) {
+    long not_passing = 0, lines = 0;
+    for (const auto& c : res["cases"])
+      not_passing +=
+          c["adapter"] == adapter && c["verdict"] != "Pass" && c["verdict"] != "NotSupported";
+    for (size_t at = r.err.find("[" + adapter + " "); at != std::string::npos;
+         at = r.err.find("[" + adapter + " ", at + 1))
+      ++lines;
+    EXPECT_GE(lines, std::max(2L, not_passing)) << adapter << "\n" << r.err;
+    EXPECT_LE(lines, 2 + not_passing + seconds / 10 + 1) << adapter << "\n" << r.err;
+  }
   ASSERT_EQ(res["adapters"].size(), 2u);
   EXPECT_EQ(res["adapters"][0]["name"], "cpu");
   EXPECT_EQ(res["adapters"][1]["device_type"], "sim.faithful");

@@ -29,7 +29,8 @@ const bool certify_registered = polychip::cli::register_command(
                      "training (each device trains against the reference trace)")
           ->check(CLI::IsMember({"precision", "comm", "training"}))
           ->capture_default_str();
-      sub.add_option("--level", o->level, "quick, standard or full")
+      sub.add_option("--level", o->level,
+                     "quick, standard or full (--suite training has quick only)")
           ->check(CLI::IsMember({"quick", "standard", "full"}))
           ->capture_default_str();
       sub.add_option("--adapters", o->adapters,
