@@ -50,17 +50,48 @@ OPENBLAS_CORETYPE=Prescott \
   GTEST_FILTER='-CertifyTest.Comm*:CertifyTest.CrashAndHang*:CertifyTest.Killed*:CertifyTest.DefectiveSimProfiles*' \
   ctest --preset default -j "$jobs" -L blas
 stage "pip install"
-# `pip install .` as docs/python.md tells a user, into a venv that sees
-# Debian's NumPy; it reuses build/ (pyproject.toml), so only the extension
-# is compiled. Then the module is imported from outside the source tree.
-venv="$PWD/build/pip-venv"
-/usr/bin/python3 -m venv --system-site-packages --clear "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check .
-(cd /tmp && "$venv/bin/python" -c "import polychip; print('pip-installed polychip:', polychip.devices())")
-# ...with the polychip command the suites run in (polychip/bin/polychip).
-(cd /tmp && "$venv/bin/python" -c "import polychip; c = polychip.suites.command(); assert c.startswith('$venv'), c; r = polychip.certify('cpu', case='rmsnorm/f32/16x1023/exact/seed=1'); assert r.passed, r.summary; print('pip-installed certify:', c, r.verdict)")
-# ...with its type stubs (PEP 561).
-(cd /tmp && "$venv/bin/python" -c "import os, polychip; d = os.path.dirname(polychip.__file__); assert all(os.path.exists(os.path.join(d, f)) for f in ('_polychip.pyi', 'py.typed')), 'stubs missing from the wheel'")
+# `pip install .` as docs/python.md tells a user, into two venvs: one that
+# sees Debian's NumPy 1 (--system-site-packages), one that gets NumPy 2
+# from PyPI. pip builds in its own tree, build/pip/<wheel tag>
+# (pyproject.toml), only the wheel's targets, and leaves build/'s cache
+# alone; the second install reuses that tree. Each venv (build/pip-venv/)
+# then runs the Python tests on the installed package, from outside the
+# source tree (Debian's torch, built for NumPy 1, only in the first).
+root="$PWD"
+cache_before="$(sha256sum build/CMakeCache.txt)"
+for numpy in 1 2; do
+  venv="$root/build/pip-venv/numpy-$numpy"
+  if [[ "$numpy" == 1 ]]; then
+    /usr/bin/python3 -m venv --system-site-packages --clear "$venv"
+  else
+    /usr/bin/python3 -m venv --clear "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check pytest
+  fi
+  "$venv/bin/pip" install --quiet --disable-pip-version-check .
+  (cd /tmp && "$venv/bin/python" - "$venv" "$numpy" <<'EOF'
+import sys
+import numpy
+import polychip
+venv, major = sys.argv[1], sys.argv[2]
+assert numpy.__version__.split(".")[0] == major, f"NumPy {numpy.__version__}, not {major}.x"
+for path in (polychip.__file__, polychip.suites.command()):
+    assert path.startswith(venv + "/"), f"{path} is not in the installed package"
+print(f"pip-installed polychip, NumPy {numpy.__version__}:", polychip.devices())
+EOF
+  )
+  (cd /tmp && PYTHONDONTWRITEBYTECODE=1 POLYCHIP_TEST_WITHOUT_TORCH="$((numpy != 1))" \
+    POLYCHIP_TEST_PATCH_LIBRARY="$root/build/lib/libcertify_crash_patch.so" \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests")
+done
+if [[ "$(sha256sum build/CMakeCache.txt)" != "$cache_before" ]]; then
+  echo "pip install . changed build/CMakeCache.txt" >&2
+  exit 1
+fi
+built="$(ls build/pip/*/bin)"
+if [[ "$built" != polychip ]]; then
+  echo "pip install . built more programs than the wheel's polychip:" $built >&2
+  exit 1
+fi
 stage "sanitizer build"
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs"

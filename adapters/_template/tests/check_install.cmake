@@ -12,6 +12,13 @@ function(run_or_fail what)
 endfunction()
 
 run_or_fail("cmake --install" ${CMAKE_COMMAND} --install ${POLYCHIP_BUILD} --prefix ${PREFIX})
+# A plain install is the C/C++ SDK alone: the Python package (the install
+# component "python", python/CMakeLists.txt) is pip's.
+file(GLOB top_level RELATIVE ${PREFIX} ${PREFIX}/*)
+if(NOT top_level STREQUAL "bin;include;lib")
+  message(FATAL_ERROR "cmake --install put more than bin/, include/ and lib/ into ${PREFIX}: "
+                      "${top_level}")
+endif()
 file(STRINGS ${POLYCHIP_SOURCE}/hal/include/polychip/adapter_abi.h major_line
      REGEX "^#define POLYCHIP_ABI_VERSION_MAJOR ")
 string(REGEX MATCH "[0-9]+$" abi_major "${major_line}")
