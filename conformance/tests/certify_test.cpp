@@ -102,8 +102,10 @@ class CertifyTest : public ::testing::Test {
     return r;
   }
   // Starts `polychip ARGS` in a process group of its own, stderr to
-  // DIR/stderr, with `patches` as POLYCHIP_PATCHES; its pid.
-  pid_t start(const std::vector<std::string>& args, const char* patches = nullptr) {
+  // DIR/stderr, with `env` set (and the caller's patches and plugins not);
+  // its pid.
+  pid_t start(const std::vector<std::string>& args,
+              const std::map<std::string, std::string>& env = {}) {
     std::vector<std::string> argv = {POLYCHIP_CLI};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> pointers;
@@ -113,12 +115,9 @@ class CertifyTest : public ::testing::Test {
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::setpgid(0, 0);
-      ::unsetenv("POLYCHIP_ADAPTERS");
-      ::unsetenv("POLYCHIP_ADAPTER_PATH");
-      if (patches)
-        ::setenv("POLYCHIP_PATCHES", patches, 1);
-      else
-        ::unsetenv("POLYCHIP_PATCHES");
+      for (const char* name : {"POLYCHIP_PATCHES", "POLYCHIP_ADAPTERS", "POLYCHIP_ADAPTER_PATH"})
+        ::unsetenv(name);
+      for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
       ::dup2(::open("/dev/null", O_WRONLY), 1);
       ::dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
       ::execv(POLYCHIP_CLI, pointers.data());
@@ -1070,11 +1069,14 @@ TEST_F(CertifyTest, AnInterruptedRunSaysSoStopsItsWorkerAndLeavesNoResultsOfItsO
   for (const int signal : {SIGINT, SIGTERM}) {
     const std::string name = sigabbrev_np(signal);
     const std::string before = earlier_run(name);
+    const fs::path hanging = dir_ / (name + ".hanging");
     const pid_t pid = start({"certify", "--adapters", "sim.faithful", "--case", "exp/f16/1/seed=1",
                              "--timeout", "600", "--out", out_dir(name)},
-                            CRASH_PATCH_LIBRARY);
-    pid_t worker = 0;
-    EXPECT_TRUE(eventually([&] { return (worker = first_child(pid)) > 0; }));
+                            {{"POLYCHIP_PATCHES", CRASH_PATCH_LIBRARY},
+                             {"CERTIFY_TEST_HANG_MARKER", hanging.string()}});
+    EXPECT_TRUE(eventually([&] { return fs::exists(hanging); }));
+    const pid_t worker = first_child(pid);
+    ASSERT_GT(worker, 0);
     ::kill(pid, signal);
     int status = 0;
     ::waitpid(pid, &status, 0);
@@ -1091,6 +1093,7 @@ TEST_F(CertifyTest, AnInterruptedRunSaysSoStopsItsWorkerAndLeavesNoResultsOfItsO
     EXPECT_FALSE(fs::exists(dir_ / name / "results.json"));
     EXPECT_EQ(slurp(dir_ / name / "results.json.previous"), before);
     EXPECT_TRUE(eventually([&] { return !running(worker); })) << "the worker outlived certify";
+    ::kill(-worker, SIGKILL);  // (after a failure: no hung process left behind)
   }
 }
 

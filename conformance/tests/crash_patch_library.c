@@ -1,6 +1,7 @@
 /* A patch library (POLYCHIP_PATCHES) that makes sim.faithful misbehave in
  * the two ways certify must survive: its f32 exp aborts the process, its f16
  * exp never returns. Everything else stays faithful. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -13,6 +14,9 @@ static polychip_status crashing_exp(const polychip_kernel_args* args) {
 
 static polychip_status hanging_exp(const polychip_kernel_args* args) {
   (void)args;
+  /* A test waiting for the hang to begin names a file to create then. */
+  const char* marker = getenv("CERTIFY_TEST_HANG_MARKER");
+  if (marker) close(open(marker, O_WRONLY | O_CREAT, 0644));
   for (;;) pause();
   return POLYCHIP_OK;
 }
