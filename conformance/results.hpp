@@ -1,8 +1,9 @@
 // The results of a certify run as data: results.json (schema
 // polychip.results/1, docs/results-schema.md, docs/results.schema.json),
 // JUnit XML for CI systems and the summary table, all computed from the same
-// JSON document. Every suite goes through this one writer: a suite turns its
-// outcome into a SuiteRun and calls build_results + write_and_report.
+// JSON document. Every suite goes through this one writer: a suite holds a
+// RunInProgress (results_folder.hpp) from its first case, turns its outcome
+// into a SuiteRun and calls build_results + write_and_report.
 #pragma once
 
 #include <string>
