@@ -46,6 +46,27 @@ def test_a_pass_under_loosened_tolerances_is_not_a_certification(tmp_path):
     assert "overall: Pass (with 1 caveat)" in run.summary
 
 
+def test_a_bring_up_run_is_not_a_certification(tmp_path):
+    # The bring-up profile requires few pairs; a Pass under it certifies nothing.
+    run = polychip.certify("cpu", case=ONE_CASE, profile="bring-up", output_dir=str(tmp_path))
+    assert run.passed and run.verdict == "Pass"
+    assert not run.certified and run.results["certified"] is False
+    assert any("bring-up" in c for c in run.caveats), run.caveats
+
+
+def test_a_failure_waived_by_the_vendors_own_file_is_not_a_certification(tmp_path):
+    # sim.ignored_eps fails ONE_CASE; the vendor's own waiver turns it into Waived.
+    waivers = tmp_path / "waivers.json"
+    waivers.write_text(json.dumps({"schema": "polychip.waivers/1", "waivers": [{
+        "adapter": "sim.ignored_eps", "op": "rmsnorm", "dtype": "f32",
+        "kind": "expected_failure", "reason": "eps ignored", "case": ONE_CASE}]}))
+    run = polychip.certify(["sim.ignored_eps"], case=ONE_CASE,
+                           extra_args=["--waivers", str(waivers)])
+    assert run.passed and run.verdict == "Pass"
+    assert not run.certified
+    assert len(run.caveats) == 1 and "Waived" in run.caveats[0], run.caveats
+
+
 def test_a_defective_chip_fails_and_its_failing_cases_are_named():
     # sim.ignored_eps: rmsnorm uses 1e-5 whatever eps it is given (the case's eps is not).
     run = polychip.certify(["sim.ignored_eps"], case=ONE_CASE)
