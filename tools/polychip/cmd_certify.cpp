@@ -42,7 +42,8 @@ const bool certify_registered = polychip::cli::register_command(
       CLI::Option* profile_option =
           sub.add_option("--profile", o->profile,
                          "precision: certification profile, the op x dtype pairs a device must "
-                         "support (conformance/data/profiles.json; default: training)")
+                         "support (conformance/data/profiles.json; default: training); a profile "
+                         "that does not certify (bring-up) makes a Pass a caveat")
               ->check(polychip::cli::non_empty());
       sub.add_option("--out", o->out_dir,
                      fmt::format("folder for results.json and junit.xml (default: ./{})",
@@ -62,7 +63,8 @@ const bool certify_registered = polychip::cli::register_command(
               ->check(polychip::cli::non_empty());
       CLI::Option* waivers_option = sub.add_option("--waivers", o->waivers_path,
                                                    "precision: waivers JSON file (default: the "
-                                                   "built-in conformance/data/waivers.json)")
+                                                   "built-in conformance/data/waivers.json); "
+                                                   "failures it waives are caveats")
                                         ->check(polychip::cli::non_empty());
       sub.add_flag("!--no-progress", o->progress, "no progress lines on stderr");
       CLI::Option* coverage_option =
