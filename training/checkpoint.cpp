@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "data_parallel.hpp"
 #include "npy_file.hpp"
 #include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
@@ -129,6 +130,9 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer) {
                         {"history_columns", {"step", "loss", "grad_norm", "learning_rate"}},
                         {"history", history}};
   if (!trainer.config().preset.empty()) run["preset"] = trainer.config().preset;
+  // The split of the run that wrote the directory (a resumed run may use another).
+  if (const DataParallelRank* dp = trainer.data_parallel())
+    run["data_parallel"] = {{"ranks", dp->ranks()}, {"rows_per_rank", dp->split()}};
   write_file_atomically(dir + "/training_state.json", run.dump(2) + "\n");
   write_file_atomically(dir + "/metrics.npy", metrics_npy(state.history));
 }

@@ -4,7 +4,8 @@
 //   model.safetensors      HF GPT-2 tensor names and layouts, F32
 //   config.json            HF GPT2Config
 //   optimizer.safetensors  adamw.m, adamw.v: flat [num_params] F32
-//   training_state.json    the TrainConfig and its preset, corpus hash, steps done, curves
+//   training_state.json    the TrainConfig and its preset, corpus hash, steps done, curves,
+//                          a data-parallel run's rows per rank
 //   metrics.npy            float64 [steps, 4]: step, loss, grad_norm, lr
 #pragma once
 

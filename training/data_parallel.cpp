@@ -1,24 +1,89 @@
 #include "data_parallel.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "polychip/error.hpp"
 
 namespace polychip::training {
 
-BatchShare uniform_batch_share(int64_t global_batch, int rank, int ranks) {
-  if (ranks < 1 || rank < 0 || rank >= ranks)
-    throw Error(StatusCode::kInvalidArgument, "data parallelism: rank " + std::to_string(rank) +
-                                                  " outside 0.." + std::to_string(ranks - 1));
+std::vector<int64_t> uniform_split(int64_t global_batch, int ranks) {
+  if (ranks < 1)
+    throw Error(StatusCode::kInvalidArgument,
+                "data parallelism: " + std::to_string(ranks) + " ranks; at least one is needed");
   if (global_batch < ranks)
     throw Error(StatusCode::kInvalidArgument,
                 "data parallelism: a global batch of " + std::to_string(global_batch) +
                     " sequences cannot give each of " + std::to_string(ranks) + " ranks a row");
   const int64_t base = global_batch / ranks, extra = global_batch % ranks;
-  return {.first_row = rank * base + std::min<int64_t>(rank, extra),
-          .rows = base + (rank < extra ? 1 : 0)};
+  std::vector<int64_t> split(static_cast<size_t>(ranks), base);
+  for (int64_t r = 0; r < extra; ++r) ++split[static_cast<size_t>(r)];
+  return split;
+}
+
+void check_split(const std::vector<int64_t>& split, int64_t global_batch, int ranks) {
+  const auto refuse = [&](const std::string& why) {
+    throw Error(StatusCode::kInvalidArgument, "--dp-split " + split_text(split) + ": " + why);
+  };
+  if (split.size() != static_cast<size_t>(ranks))
+    refuse(std::to_string(split.size()) + (split.size() == 1 ? " entry" : " entries") + " for " +
+           std::to_string(ranks) + " ranks; give one row count per rank, by ranks in order");
+  int64_t sum = 0;  // saturates past global_batch: entries may be near INT64_MAX
+  for (size_t r = 0; r < split.size(); ++r) {
+    if (split[r] < 1)
+      refuse("rank " + std::to_string(r) + " gets " + std::to_string(split[r]) +
+             " rows; every rank needs at least one");
+    sum = split[r] > global_batch - sum ? global_batch + 1 : sum + split[r];
+  }
+  if (sum != global_batch)
+    refuse(
+        "the rows sum to " +
+        (sum > global_batch ? "more than " + std::to_string(global_batch) : std::to_string(sum)) +
+        ", but the global batch (the preset's batch_size) is " + std::to_string(global_batch) +
+        " rows; the row counts must sum to it");
+}
+
+std::vector<int64_t> parse_split(const std::string& text, int64_t global_batch, int ranks) {
+  std::vector<int64_t> split;
+  for (size_t begin = 0;;) {
+    const size_t end = std::min(text.find(':', begin), text.size());
+    const std::string entry = text.substr(begin, end - begin);
+    int64_t rows = 0;
+    const auto [last, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), rows);
+    // Digits only: from_chars would take "-1", and "+1" or " 1" are no row counts either.
+    if (entry.empty() || entry.find_first_not_of("0123456789") != std::string::npos ||
+        ec != std::errc() || last != entry.data() + entry.size())
+      throw Error(StatusCode::kInvalidArgument,
+                  "--dp-split '" + text + "': entry " + std::to_string(split.size() + 1) + " ('" +
+                      entry +
+                      "') is not a whole number of rows; give the rows of each rank, by ranks "
+                      "in order, as A:B[:C...]");
+    split.push_back(rows);
+    if (end == text.size()) break;
+    begin = end + 1;
+  }
+  check_split(split, global_batch, ranks);
+  return split;
+}
+
+std::string split_text(const std::vector<int64_t>& split) {
+  std::string text;
+  for (int64_t rows : split) text += (text.empty() ? "" : ":") + std::to_string(rows);
+  return text;
+}
+
+BatchShare batch_share(const std::vector<int64_t>& split, int rank) {
+  if (rank < 0 || static_cast<size_t>(rank) >= split.size())
+    throw Error(StatusCode::kInvalidArgument,
+                "data parallelism: rank " + std::to_string(rank) + " outside 0.." +
+                    std::to_string(static_cast<int64_t>(split.size()) - 1));
+  BatchShare share{.first_row = 0, .rows = split[static_cast<size_t>(rank)]};
+  for (int r = 0; r < rank; ++r) share.first_row += split[static_cast<size_t>(r)];
+  return share;
 }
 
 Batch batch_rows(const Batch& global, const BatchShare& share, int64_t seq_len) {
@@ -28,11 +93,22 @@ Batch batch_rows(const Batch& global, const BatchShare& share, int64_t seq_len) 
           {global.targets.begin() + begin, global.targets.begin() + end}};
 }
 
+namespace {
+
+std::vector<int64_t> rank_split(std::vector<int64_t> split, int64_t global_batch, int ranks) {
+  if (split.empty()) return uniform_split(global_batch, ranks);
+  check_split(split, global_batch, ranks);
+  return split;
+}
+
+}  // namespace
+
 DataParallelRank::DataParallelRank(comm::Communicator& comm, int64_t global_batch,
-                                   WeightPolicy policy)
+                                   WeightPolicy policy, std::vector<int64_t> split)
     : comm_(comm),
       global_batch_(global_batch),
-      share_(uniform_batch_share(global_batch, comm.rank(), comm.size())),
+      split_(rank_split(std::move(split), global_batch, comm.size())),
+      share_(batch_share(split_, comm.rank())),
       policy_(policy) {}
 
 double DataParallelRank::all_reduce_gradients(Dispatcher& dispatcher, const Device& device,

@@ -1,5 +1,6 @@
-// Data parallelism across adapters (uniform split): one rank per device,
-// each computing the gradient of its contiguous share of the global batch.
+// Data parallelism across adapters: one rank per device, each computing the
+// gradient of its contiguous share of the global batch (an even split, or
+// the row counts given by --dp-split).
 // To stay as close as possible to a single-device run, every rank scales its
 // loss gradient by 1 / (global batch positions) — the very value the single
 // device uses — so the ranks' gradients are partial sums of the same terms
@@ -15,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "corpus.hpp"
 #include "polychip/comm/communicator.hpp"
@@ -28,11 +31,28 @@ struct BatchShare {
   int64_t rows = 0;
 };
 
-// Rows [first_row, first_row + rows) of a global batch for `rank` of `ranks`:
-// contiguous shares whose sizes differ by at most one (the first
-// global_batch % ranks ranks take one more). Throws INVALID_ARGUMENT when
-// some rank would get no row.
-BatchShare uniform_batch_share(int64_t global_batch, int rank, int ranks);
+// Rows of a global batch per rank, by ranks in order: sizes differing by at
+// most one (the first global_batch % ranks ranks take one more). Throws
+// INVALID_ARGUMENT when some rank would get no row.
+std::vector<int64_t> uniform_split(int64_t global_batch, int ranks);
+
+// Throws INVALID_ARGUMENT naming the problem unless `split` holds `ranks`
+// positive row counts summing to global_batch.
+void check_split(const std::vector<int64_t>& split, int64_t global_batch, int ranks);
+
+// --dp-split "A:B[:C...]": the rows of the global batch each rank takes, by
+// ranks in order (with a micro-batch of one row, a rank's number of
+// micro-batches), checked by check_split; an entry that is not a whole
+// number throws INVALID_ARGUMENT naming it.
+std::vector<int64_t> parse_split(const std::string& text, int64_t global_batch, int ranks);
+
+// "6:2": a split as --dp-split takes it.
+std::string split_text(const std::vector<int64_t>& split);
+
+// Rows [first_row, first_row + rows) of the global batch for `rank`: the
+// split's shares are contiguous in rank order. Throws INVALID_ARGUMENT for a
+// rank outside the split.
+BatchShare batch_share(const std::vector<int64_t>& split, int rank);
 
 // The rows of `share` from a global batch of sequences of seq_len tokens.
 Batch batch_rows(const Batch& global, const BatchShare& share, int64_t seq_len);
@@ -41,13 +61,16 @@ enum class WeightPolicy { kCheck, kSyncFromRank0 };
 
 class DataParallelRank {
  public:
+  // `split`: rows per rank (parse_split); empty: uniform_split.
   DataParallelRank(comm::Communicator& comm, int64_t global_batch,
-                   WeightPolicy policy = WeightPolicy::kCheck);
+                   WeightPolicy policy = WeightPolicy::kCheck, std::vector<int64_t> split = {});
 
   int rank() const { return comm_.rank(); }
   int ranks() const { return comm_.size(); }
   int64_t global_batch() const { return global_batch_; }
   const BatchShare& share() const { return share_; }
+  // Every rank's rows, by ranks in order.
+  const std::vector<int64_t>& split() const { return split_; }
 
   // Calls `comm.before_all_reduce` for the device, then sums the gradients
   // over the ranks in place. local_loss is the mean over this rank's rows;
@@ -67,6 +90,7 @@ class DataParallelRank {
  private:
   comm::Communicator& comm_;
   int64_t global_batch_;
+  std::vector<int64_t> split_;
   BatchShare share_;
   WeightPolicy policy_;
   int64_t weight_syncs_ = 0;

@@ -90,6 +90,13 @@ void refuse_reference_recording(const TrainRunOptions& options) {
                 "--record-reference records a single-device run, not a data-parallel one");
 }
 
+// The rows per rank of a data-parallel run of `ranks`: --dp-split, or even.
+std::vector<int64_t> rank_rows(const TrainRunOptions& options, const TrainConfig& config,
+                               int ranks) {
+  if (options.dp_split.empty()) return uniform_split(config.batch_size, ranks);
+  return parse_split(options.dp_split, config.batch_size, ranks);
+}
+
 // A rank of a data-parallel job: started by --np or by a launcher of
 // several ranks (mpirun, srun, torchrun).
 bool is_launched_rank() {
@@ -184,6 +191,10 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
     if (device_specs(options.device).size() > 1)
       throw Error(StatusCode::kInvalidArgument,
                   "--adapter names several devices: give --np or run under a launcher");
+    if (!options.dp_split.empty())
+      throw Error(StatusCode::kInvalidArgument,
+                  "--dp-split splits a data-parallel run's batch: give --np or run under a "
+                  "launcher");
     device = Runtime::global().device(options.device);
   } catch (const Error& e) {
     errors << "polychip train: " << e.message() << "\n";
@@ -231,7 +242,8 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
     comm = comm::Communicator::from_environment(comm_config);
     DataParallelRank data_parallel(
         *comm, config.batch_size,
-        options.dp_weights == "sync" ? WeightPolicy::kSyncFromRank0 : WeightPolicy::kCheck);
+        options.dp_weights == "sync" ? WeightPolicy::kSyncFromRank0 : WeightPolicy::kCheck,
+        rank_rows(options, config, comm->size()));
     Stream stream(device);
     HalOps ops(Runtime::global().dispatcher(), stream);
     Trainer trainer(config, ops, &data_parallel);
@@ -245,9 +257,10 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
       for (const comm::RankInfo& r : comm->ranks())
         ranks += fmt::format("{}rank {} {}", ranks.empty() ? "" : ", ", r.rank, r.device_type);
       progress << fmt::format(
-          "training GPT-2 '{}' ({} parameters), data parallel over {} ranks ({}), corpus {:016x}\n",
+          "training GPT-2 '{}' ({} parameters), data parallel over {} ranks ({}), rows per rank "
+          "{}, corpus {:016x}\n",
           options.preset, trainer.model().layout().total(), comm->size(), ranks,
-          trainer.corpus_hash());
+          split_text(data_parallel.split()), trainer.corpus_hash());
     }
     train_steps(trainer, options, lead, progress);
     if (lead && data_parallel.weight_syncs() > 0)
@@ -268,7 +281,7 @@ int run_training(const TrainRunOptions& options, std::ostream& progress, std::os
   if (is_launched_rank()) return run_rank(options, progress, errors);
   if (!options.np) return run_single_device(options, progress, errors);
   try {  // refuse bad options once, before any rank starts
-    uniform_batch_share(checked_config(options).batch_size, 0, *options.np);
+    rank_rows(options, checked_config(options), *options.np);
     refuse_reference_recording(options);
     for (const std::string& spec : device_specs(options.device)) Runtime::global().device(spec);
   } catch (const Error& e) {

@@ -31,6 +31,9 @@ struct TrainRunOptions {
   // "check": ranks whose weights differ after a step end the job; "sync":
   // they take rank 0's (data_parallel.hpp, WeightPolicy).
   std::string dp_weights = "check";
+  // Rows of the global batch per rank, by ranks in order ("6:2",
+  // data_parallel.hpp parse_split); empty: an even split.
+  std::string dp_split;
 };
 
 // Exit code: 0 done, 2 a bad option or device (message on `errors`), 3 when

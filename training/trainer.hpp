@@ -47,6 +47,8 @@ class Trainer {
   const Tensor& master_params() const { return mixed_ ? master_params_ : model_.param_tensor(); }
   const Tensor& master_grads() const { return mixed_ ? master_grads_ : model_.grad_tensor(); }
   uint64_t corpus_hash() const { return corpus_hash_; }
+  // Null for a single-device run.
+  const DataParallelRank* data_parallel() const { return data_parallel_; }
 
   TrainerState state() const;
   // Throws INVALID_ARGUMENT when the sizes do not fit this config.

@@ -44,6 +44,10 @@ const bool registered = polychip::cli::register_command(
                      "data parallel: check (ranks whose weights differ end the job) | sync (they "
                      "take rank 0's)")
           ->capture_default_str();
+      sub.add_option("--dp-split", o->dp_split,
+                     "data parallel: rows of the global batch per rank, by ranks in order, e.g. "
+                     "6:2 (one positive count per rank, summing to the preset's batch_size; "
+                     "default: an even split)");
       return [o] { return polychip::training::run_training(*o, std::cout, std::cerr); };
     });
 

@@ -1,7 +1,8 @@
 // `polychip train --np N` end to end: real rank processes over real sockets
 // and shared memory. A run over ranks on cpu, sim.faithful and OpenCL
-// matches the single-device run within the cross-vendor tier; a rank that
-// dies ends the job at once with a message naming it.
+// matches the single-device run within the cross-vendor tier, and so does an
+// uneven --dp-split; a malformed split is refused before any rank starts; a
+// rank that dies ends the job at once with a message naming it.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -16,6 +17,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -114,6 +117,56 @@ TEST_F(DataParallelCommand, TwoCpuRanksKeepBitwiseIdenticalWeightsAndMatch) {
 TEST_F(DataParallelCommand, BatchTooSmallForTheRanksIsRefusedBeforeStarting) {
   EXPECT_EQ(train({"--np", "3", "--preset", "tiny", "--out", (dir_ / "dp").string()}), 2);
   EXPECT_NE(slurp(dir_ / "stderr").find("cannot give each of 3 ranks a row"), std::string::npos);
+}
+
+// Rows of the global batch per rank, as the run directory records them.
+std::vector<int64_t> recorded_split(const fs::path& run) {
+  const nlohmann::json state = nlohmann::json::parse(slurp(run / "training_state.json"));
+  EXPECT_EQ(state["data_parallel"]["ranks"], 2);
+  return state["data_parallel"]["rows_per_rank"].get<std::vector<int64_t>>();
+}
+
+// `default`'s 8 rows as 6:2 (3:1) on two cpu ranks, then resumed with the
+// even split: the same mathematics, so the curve is the single device's.
+TEST_F(DataParallelCommand, AnUnevenSplitMatchesTheSingleDeviceRunAndIsRecorded) {
+  const std::vector<std::string> common{"--preset", "default", "--out", (dir_ / "dp").string()};
+  ASSERT_EQ(train({"--preset", "default", "--steps", "4", "--out", (dir_ / "single").string()}), 0)
+      << slurp(dir_ / "stderr");
+  std::vector<std::string> uneven{"--np",       "2",   "-a",      "cpu,cpu",
+                                  "--dp-split", "6:2", "--steps", "3"};
+  uneven.insert(uneven.end(), common.begin(), common.end());
+  ASSERT_EQ(train(uneven), 0) << slurp(dir_ / "stderr");
+  EXPECT_NE(slurp(dir_ / "stdout").find("rank 1 cpu.host), rows per rank 6:2"), std::string::npos)
+      << slurp(dir_ / "stdout");
+  EXPECT_EQ(recorded_split(dir_ / "dp"), (std::vector<int64_t>{6, 2}));
+  std::vector<std::string> resumed{"--np", "2", "-a", "cpu,cpu", "--resume", "--steps", "4"};
+  resumed.insert(resumed.end(), common.begin(), common.end());
+  ASSERT_EQ(train(resumed), 0) << slurp(dir_ / "stderr");
+  EXPECT_EQ(recorded_split(dir_ / "dp"), (std::vector<int64_t>{4, 4}));  // the even split
+  ASSERT_EQ(curve("dp").size(), 4u);
+  expect_cross_vendor_match(curve("single"), curve("dp"));
+  expect_cross_vendor_match(curve("single", 2), curve("dp", 2));
+}
+
+TEST_F(DataParallelCommand, AMalformedSplitIsRefusedBeforeStarting) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"6:1:1", "--dp-split 6:1:1: 3 entries for 2 ranks"},
+      {"8:0", "--dp-split 8:0: rank 1 gets 0 rows"},
+      {"6:x", "--dp-split '6:x': entry 2 ('x') is not a whole number of rows"},
+      {"3:1",
+       "--dp-split 3:1: the rows sum to 4, but the global batch (the preset's batch_size) "
+       "is 8 rows"}};
+  for (const auto& [split, message] : cases) {
+    EXPECT_EQ(train({"--np", "2", "--dp-split", split, "--preset", "default", "--out",
+                     (dir_ / "dp").string()}),
+              2)
+        << split;
+    EXPECT_EQ(slurp(dir_ / "stderr").find(std::string("polychip train: ") + message), 0u)
+        << slurp(dir_ / "stderr");
+  }
+  EXPECT_EQ(train({"--dp-split", "8", "--preset", "default", "--out", (dir_ / "one").string()}), 2);
+  EXPECT_NE(slurp(dir_ / "stderr").find("--dp-split splits a data-parallel run's batch"),
+            std::string::npos);
 }
 
 // The rank processes of launcher `pid` whose environment holds RANK=rank.

@@ -15,20 +15,60 @@
 namespace polychip::training {
 namespace {
 
-TEST(DataParallel, UniformSharesCoverTheBatchInContiguousRowsDifferingByAtMostOne) {
+TEST(DataParallel, UniformSplitsCoverTheBatchInContiguousRowsDifferingByAtMostOne) {
   for (int ranks = 1; ranks <= 8; ++ranks) {
+    const std::vector<int64_t> split = uniform_split(8, ranks);
+    ASSERT_EQ(split.size(), static_cast<size_t>(ranks));
     int64_t next = 0;
     for (int r = 0; r < ranks; ++r) {
-      const BatchShare s = uniform_batch_share(8, r, ranks);
+      const BatchShare s = batch_share(split, r);
       EXPECT_EQ(s.first_row, next);
       EXPECT_TRUE(s.rows == 8 / ranks || s.rows == 8 / ranks + 1);
       next += s.rows;
     }
     EXPECT_EQ(next, 8);
   }
-  EXPECT_EQ(uniform_batch_share(8, 2, 3).rows, 2);  // 3, 3, 2
-  EXPECT_THROW(uniform_batch_share(2, 0, 3), Error);
-  EXPECT_THROW(uniform_batch_share(8, 3, 3), Error);
+  EXPECT_EQ(uniform_split(8, 3), (std::vector<int64_t>{3, 3, 2}));
+  EXPECT_THROW(uniform_split(2, 3), Error);
+  EXPECT_THROW(batch_share(uniform_split(8, 3), 3), Error);
+}
+
+TEST(DataParallel, AnExplicitSplitGivesEachRankItsRowsContiguouslyInRankOrder) {
+  const std::vector<int64_t> split = parse_split("70:58", 128, 2);
+  EXPECT_EQ(split, (std::vector<int64_t>{70, 58}));
+  EXPECT_EQ(split_text(split), "70:58");
+  EXPECT_EQ(batch_share(split, 0).first_row, 0);
+  EXPECT_EQ(batch_share(split, 0).rows, 70);
+  EXPECT_EQ(batch_share(split, 1).first_row, 70);
+  EXPECT_EQ(batch_share(split, 1).rows, 58);
+  const std::vector<int64_t> three = parse_split("1:5:2", 8, 3);
+  EXPECT_EQ(batch_share(three, 2).first_row, 6);
+  EXPECT_EQ(batch_share(three, 2).rows, 2);
+}
+
+// The message of the INVALID_ARGUMENT parse_split(text, 8, 2) throws.
+std::string refusal(const std::string& text) {
+  try {
+    parse_split(text, 8, 2);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << text;
+    return e.message();
+  }
+  ADD_FAILURE() << "'" << text << "' was accepted";
+  return {};
+}
+
+TEST(DataParallel, AMalformedSplitIsRefusedNamingTheProblem) {
+  EXPECT_NE(refusal("6:1:1").find("3 entries for 2 ranks"), std::string::npos);
+  EXPECT_NE(refusal("8").find("1 entry for 2 ranks"), std::string::npos);
+  EXPECT_NE(refusal("8:0").find("rank 1 gets 0 rows"), std::string::npos);
+  EXPECT_NE(refusal("3:1").find("the rows sum to 4, but the global batch"), std::string::npos);
+  EXPECT_NE(refusal("9223372036854775807:1").find("sum to more than 8"), std::string::npos);
+  for (const char* text : {"", "6:", ":2", "6::2", "a:2", "6.0:2", "-6:14", "+6:2", " 6:2", "6,2",
+                           "99999999999999999999:2"})
+    EXPECT_NE(refusal(text).find("is not a whole number of rows"), std::string::npos) << text;
+  EXPECT_THROW(check_split({6, 2}, 8, 3), Error);
+  EXPECT_THROW(check_split({-2, 10}, 8, 2), Error);
 }
 
 std::vector<std::string> hook_calls;
