@@ -372,9 +372,11 @@ TEST(CommFaults, AbortReachesEveryRank) {
 
 // The timeout leaves room for a slow start: rank 1 must reach the store
 // (adapters loaded) before rank 0 gives up waiting for it (4 s was seen too
-// short beside other tests under ctest -j2).
+// short beside other tests under ctest -j2, and 8 s under the sanitizers
+// beside a sanitizer build's tests: rank 1 reached the store after rank 0
+// had timed out, so rank 0 never learnt of the refusal).
 TEST(CommFaults, WrongSecretIsRefused) {
-  FaultRun r = run_fault("sweep", 2, "8",
+  FaultRun r = run_fault("sweep", 2, "15",
                          {{}, {{"POLYCHIP_COMM_SECRET", "00112233445566778899aabbccddeeff"}}});
   EXPECT_NE(r.code, 0);
   // Both sides say why: the refused rank, and the rank whose store refused it.
