@@ -104,8 +104,11 @@ nlohmann::json train_config_json(const TrainConfig& c) {
 }
 
 void write_checkpoint(const std::string& dir, const Trainer& trainer) {
+  write_checkpoint(dir, trainer, trainer.state());
+}
+
+void write_checkpoint(const std::string& dir, const Trainer& trainer, const TrainerState& state) {
   std::filesystem::create_directories(dir);
-  const TrainerState state = trainer.state();
   const Gpt2ParamLayout& layout = trainer.model().layout();
   std::vector<NamedTensor> weights;
   for (const ParamInfo& p : layout.params())

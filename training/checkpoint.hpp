@@ -25,7 +25,10 @@ inline constexpr const char* kCheckpointFiles[] = {"model.safetensors", "config.
                                                    "optimizer.safetensors", "metrics.npy",
                                                    "training_state.json"};
 
-// Writes every file atomically (a reader sees the old or the new file).
+// Writes every file atomically (a reader sees the old or the new file):
+// `state` is trainer.state(), taken by every rank of a sharded optimizer.
+void write_checkpoint(const std::string& dir, const Trainer& trainer, const TrainerState& state);
+// A single-device run's.
 void write_checkpoint(const std::string& dir, const Trainer& trainer);
 // Throws NOT_FOUND for a missing file, DATA_CORRUPTION for a damaged one,
 // INVALID_ARGUMENT naming the field when the saved config differs.

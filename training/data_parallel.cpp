@@ -93,6 +93,14 @@ Batch batch_rows(const Batch& global, const BatchShare& share, int64_t seq_len) 
           {global.targets.begin() + begin, global.targets.begin() + end}};
 }
 
+WeightPolicy parse_weight_policy(const std::string& text) {
+  if (text == "shard") return WeightPolicy::kShard;
+  if (text == "check") return WeightPolicy::kCheck;
+  if (text == "sync") return WeightPolicy::kSyncFromRank0;
+  throw Error(StatusCode::kInvalidArgument,
+              "--dp-weights must be shard, check or sync, got '" + text + "'");
+}
+
 namespace {
 
 std::vector<int64_t> rank_split(std::vector<int64_t> split, int64_t global_batch, int ranks) {
@@ -111,16 +119,16 @@ DataParallelRank::DataParallelRank(comm::Communicator& comm, int64_t global_batc
       share_(batch_share(split_, comm.rank())),
       policy_(policy) {}
 
-double DataParallelRank::all_reduce_gradients(Dispatcher& dispatcher, const Device& device,
-                                              const Tensor& grads, double local_loss) {
-  dispatcher.invoke_hook("comm.before_all_reduce", device);
-  const TensorView view = grads.view();
-  comm_.all_reduce(view, view, static_cast<uint64_t>(grads.numel()), grads.dtype(),
-                   comm::ReduceOp::kSum);
-  // The global mean is the rows-weighted mean of the ranks' means.
+double DataParallelRank::global_loss(double local_loss) {
   double loss = local_loss * static_cast<double>(share_.rows) / static_cast<double>(global_batch_);
   comm_.all_reduce(&loss, &loss, 1, DType::kF64, comm::ReduceOp::kSum);
   return loss;
+}
+
+void DataParallelRank::all_reduce_gradients(const Tensor& grads) {
+  const TensorView view = grads.view();
+  comm_.all_reduce(view, view, static_cast<uint64_t>(grads.numel()), grads.dtype(),
+                   comm::ReduceOp::kSum);
 }
 
 double DataParallelRank::agreed_grad_norm(double local_norm) {
@@ -142,13 +150,22 @@ void DataParallelRank::agree_weights(const Tensor& params, const Tensor& adam_m,
   for (int r = 1; r < ranks(); ++r)
     if (hashes[static_cast<size_t>(r)] != hashes[0])
       differing += (differing.empty() ? "" : ", ") + std::to_string(r);
-  if (differing.empty()) return;
+  if (differing.empty()) {
+    ++identical_weight_steps_;
+    return;
+  }
+  if (policy_ == WeightPolicy::kShard)
+    throw Error(StatusCode::kDataCorruption,
+                "data parallelism: after step " + std::to_string(step) +
+                    " the weights of rank(s) " + differing +
+                    " differ from rank 0's, though the sharded optimizer gave every rank the "
+                    "same bits (memory or transfer corruption on those ranks)");
   if (policy_ == WeightPolicy::kCheck)
     throw Error(StatusCode::kDataCorruption,
                 "data parallelism: after step " + std::to_string(step) +
                     " the weights of rank(s) " + differing +
                     " differ from rank 0's (the ranks' AdamW updates are not bitwise identical; "
-                    "--dp-weights sync takes rank 0's)");
+                    "--dp-weights sync takes rank 0's, shard shares one optimizer)");
   for (const Tensor* t : {&params, &adam_m, &adam_v}) {
     const TensorView view = t->view();
     comm_.broadcast(view, view, static_cast<uint64_t>(t->numel()), t->dtype(), 0);

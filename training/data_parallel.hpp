@@ -4,15 +4,17 @@
 // To stay as close as possible to a single-device run, every rank scales its
 // loss gradient by 1 / (global batch positions) — the very value the single
 // device uses — so the ranks' gradients are partial sums of the same terms
-// and one all-reduce (sum) gives the global mean gradient with no further
-// rounding. The gradient norm is rank 0's (broadcast), so every rank clips
-// by the same factor, and after each AdamW update the ranks compare a hash
-// of their weights. Adapters whose AdamW kernels round differently (OpenCL's
-// sqrt and division need not be correctly rounded) drift apart by ulps:
-// under WeightPolicy::kCheck that ends the job with an error naming the
-// ranks and the step; under kSyncFromRank0 rank 0's weights and optimizer
-// state are broadcast whenever the hashes differ (the run is then rank 0's
-// optimizer applied to the global gradient).
+// and their sum is the global mean gradient with no further rounding.
+// Under WeightPolicy::kShard (the default) the ranks share one optimizer
+// (sharded_optimizer.hpp: reduce-scatter, AdamW on each rank's shard,
+// all-gather), so their weights are the same bits by construction. The
+// replicated policies all-reduce the gradient and run AdamW on every rank
+// with rank 0's gradient norm; adapters whose AdamW kernels round
+// differently (OpenCL's sqrt and division need not be correctly rounded)
+// then drift apart by ulps: kCheck ends the job with an error naming the
+// ranks and the step, kSyncFromRank0 broadcasts rank 0's weights and
+// optimizer state whenever they differ. Under every policy the ranks compare
+// a hash of their weights after each update.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,6 @@
 
 #include "corpus.hpp"
 #include "polychip/comm/communicator.hpp"
-#include "polychip/dispatcher.hpp"
 #include "polychip/tensor.hpp"
 
 namespace polychip::training {
@@ -57,13 +58,16 @@ BatchShare batch_share(const std::vector<int64_t>& split, int rank);
 // The rows of `share` from a global batch of sequences of seq_len tokens.
 Batch batch_rows(const Batch& global, const BatchShare& share, int64_t seq_len);
 
-enum class WeightPolicy { kCheck, kSyncFromRank0 };
+enum class WeightPolicy { kShard, kCheck, kSyncFromRank0 };
+
+// "shard", "check", "sync" (--dp-weights); INVALID_ARGUMENT otherwise.
+WeightPolicy parse_weight_policy(const std::string& text);
 
 class DataParallelRank {
  public:
   // `split`: rows per rank (parse_split); empty: uniform_split.
   DataParallelRank(comm::Communicator& comm, int64_t global_batch,
-                   WeightPolicy policy = WeightPolicy::kCheck, std::vector<int64_t> split = {});
+                   WeightPolicy policy = WeightPolicy::kShard, std::vector<int64_t> split = {});
 
   int rank() const { return comm_.rank(); }
   int ranks() const { return comm_.size(); }
@@ -72,20 +76,25 @@ class DataParallelRank {
   // Every rank's rows, by ranks in order.
   const std::vector<int64_t>& split() const { return split_; }
 
-  // Calls `comm.before_all_reduce` for the device, then sums the gradients
-  // over the ranks in place. local_loss is the mean over this rank's rows;
-  // returns the global batch's mean loss.
-  double all_reduce_gradients(Dispatcher& dispatcher, const Device& device, const Tensor& grads,
-                              double local_loss);
+  WeightPolicy policy() const { return policy_; }
+  comm::Communicator& communicator() const { return comm_; }
+
+  // local_loss is the mean over this rank's rows; returns the global
+  // batch's mean loss (the rows-weighted mean of the ranks' means).
+  double global_loss(double local_loss);
+  // Sums the gradients over the ranks in place (the replicated policies).
+  void all_reduce_gradients(const Tensor& grads);
   // Rank 0's gradient norm, so every rank clips by the same factor.
   double agreed_grad_norm(double local_norm);
   // After the update of `step`: when any rank's weights differ in any bit
-  // from rank 0's, throws DATA_CORRUPTION naming the ranks (kCheck) or
-  // overwrites every rank's weights and AdamW moments with rank 0's.
+  // from rank 0's, throws DATA_CORRUPTION naming the ranks (kShard, kCheck)
+  // or overwrites every rank's weights and AdamW moments with rank 0's.
   void agree_weights(const Tensor& params, const Tensor& adam_m, const Tensor& adam_v,
                      int64_t step);
   // Steps whose weights were taken from rank 0 (kSyncFromRank0).
   int64_t weight_syncs() const { return weight_syncs_; }
+  // Steps after which every rank's weights hashed the same.
+  int64_t identical_weight_steps() const { return identical_weight_steps_; }
 
  private:
   comm::Communicator& comm_;
@@ -94,6 +103,7 @@ class DataParallelRank {
   BatchShare share_;
   WeightPolicy policy_;
   int64_t weight_syncs_ = 0;
+  int64_t identical_weight_steps_ = 0;
 };
 
 }  // namespace polychip::training

@@ -58,9 +58,7 @@ TrainConfig checked_config(const TrainRunOptions& options) {
   if (options.np) comm::check_local_rank_count(*options.np);
   if (options.checkpoint_every < 0)
     throw Error(StatusCode::kInvalidArgument, "--checkpoint-every must be >= 0");
-  if (options.dp_weights != "check" && options.dp_weights != "sync")
-    throw Error(StatusCode::kInvalidArgument,
-                "--dp-weights must be check or sync, got '" + options.dp_weights + "'");
+  parse_weight_policy(options.dp_weights);
   // Refused now, not after the run: the folders the run will write into
   // (a resumed run's is there, or --resume says what is missing).
   if (!options.resume) refuse_files_to_write_over(options.out_dir);
@@ -151,14 +149,16 @@ void train_steps(Trainer& trainer, const TrainRunOptions& options, bool lead,
                       r.step, options.steps, r.loss, r.grad_norm, r.learning_rate, ms)
                << std::flush;
     refuse_divergence(r, last_checkpoint);
-    if (!lead) continue;
     if (options.checkpoint_every > 0 && r.step % options.checkpoint_every == 0) {
-      write_checkpoint(options.out_dir, trainer);
+      // Every rank: a sharded optimizer's state is gathered from all of them.
+      const TrainerState state = trainer.state();
+      if (lead) write_checkpoint(options.out_dir, trainer, state);
       last_checkpoint = r.step;
     }
   }
+  const TrainerState state = trainer.state();
   if (!lead) return;
-  write_checkpoint(options.out_dir, trainer);
+  write_checkpoint(options.out_dir, trainer, state);
   progress << "wrote " << options.out_dir << "\n";
 }
 
@@ -240,10 +240,9 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
     comm_config.device_type = device.device_type();
     comm_config.vendor = device.adapter_name();
     comm = comm::Communicator::from_environment(comm_config);
-    DataParallelRank data_parallel(
-        *comm, config.batch_size,
-        options.dp_weights == "sync" ? WeightPolicy::kSyncFromRank0 : WeightPolicy::kCheck,
-        rank_rows(options, config, comm->size()));
+    DataParallelRank data_parallel(*comm, config.batch_size,
+                                   parse_weight_policy(options.dp_weights),
+                                   rank_rows(options, config, comm->size()));
     Stream stream(device);
     HalOps ops(Runtime::global().dispatcher(), stream);
     Trainer trainer(config, ops, &data_parallel);
@@ -262,7 +261,13 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
           options.preset, trainer.model().layout().total(), comm->size(), ranks,
           split_text(data_parallel.split()), trainer.corpus_hash());
     }
+    const int64_t steps_before = trainer.steps_done();
     train_steps(trainer, options, lead, progress);
+    if (lead)
+      progress << fmt::format(
+          "the {} replicas' weights hashed the same after {} of the {} steps trained\n",
+          comm->size(), data_parallel.identical_weight_steps(),
+          trainer.steps_done() - steps_before);
     if (lead && data_parallel.weight_syncs() > 0)
       progress << fmt::format(
           "weights taken from rank 0 after {} of {} steps (--dp-weights sync)\n",

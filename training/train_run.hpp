@@ -28,9 +28,10 @@ struct TrainRunOptions {
   // a launcher of several ranks (mpirun, srun, torchrun) every process is a
   // rank without it. Rank 0 prints and writes out_dir.
   std::optional<int> np;
-  // "check": ranks whose weights differ after a step end the job; "sync":
-  // they take rank 0's (data_parallel.hpp, WeightPolicy).
-  std::string dp_weights = "check";
+  // "shard": one AdamW sharded over the ranks (sharded_optimizer.hpp);
+  // "check": AdamW on every rank, ranks whose weights differ after a step
+  // end the job; "sync": they take rank 0's (data_parallel.hpp, WeightPolicy).
+  std::string dp_weights = "shard";
   // Rows of the global batch per rank, by ranks in order ("6:2",
   // data_parallel.hpp parse_split); empty: an even split.
   std::string dp_split;

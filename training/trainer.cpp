@@ -3,6 +3,7 @@
 #include "corpus.hpp"
 #include "data_parallel.hpp"
 #include "polychip/error.hpp"
+#include "sharded_optimizer.hpp"
 
 namespace polychip::training {
 namespace {
@@ -21,6 +22,15 @@ int64_t local_batch(const TrainConfig& config, const DataParallelRank* data_para
   return data_parallel ? data_parallel->share().rows : config.batch_size;
 }
 
+bool shards_optimizer(const DataParallelRank* data_parallel) {
+  return data_parallel && data_parallel->policy() == WeightPolicy::kShard;
+}
+
+// A replicated optimizer's moment: the whole model; none when sharded.
+Tensor full_moment(const Device& device, int64_t total, bool sharded) {
+  return sharded ? Tensor() : Tensor(device, DType::kF32, {total});
+}
+
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel)
@@ -30,8 +40,10 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_
       mixed_(config.precision == "bf16"),
       model_(config.model, local_batch(config, data_parallel), config.seq_len,
              mixed_ ? DType::kBF16 : DType::kF32, ops),
-      adam_m_(ops.stream().device(), DType::kF32, {model_.layout().total()}),
-      adam_v_(ops.stream().device(), DType::kF32, {model_.layout().total()}),
+      adam_m_(full_moment(ops.stream().device(), model_.layout().total(),
+                          shards_optimizer(data_parallel))),
+      adam_v_(full_moment(ops.stream().device(), model_.layout().total(),
+                          shards_optimizer(data_parallel))),
       grad_norm_(ops.stream().device(), DType::kF32, {1}),
       corpus_(generate_corpus(config.model.vocab_size, config.corpus_tokens, config.seed)),
       corpus_hash_(training::corpus_hash(corpus_)) {
@@ -45,14 +57,65 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_
   } else {
     model_.set_params(initial);
   }
-  ops_.fill(adam_m_, 0.0);
-  ops_.fill(adam_v_, 0.0);
   if (data_parallel_) {
     if (data_parallel_->global_batch() != config.batch_size)
       throw Error(StatusCode::kInvalidArgument,
                   "training: the data-parallel global batch differs from the config's");
     model_.set_loss_positions(config.batch_size * config.seq_len);
   }
+  if (shards_optimizer(data_parallel_)) {
+    sharded_ = std::make_unique<ShardedAdamW>(data_parallel_->communicator(), ops_,
+                                              model_.layout().total());
+    const std::vector<double> zeros(initial.size(), 0.0);
+    sharded_->load(initial, zeros, zeros);
+  } else {
+    ops_.fill(adam_m_, 0.0);
+    ops_.fill(adam_v_, 0.0);
+  }
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::reduce_gradients(StepRecord& record) {
+  const Tensor& grads = master_grads();
+  if (data_parallel_) {
+    ops_.stream().synchronize();
+    record.loss = data_parallel_->global_loss(record.loss);
+    ops_.dispatcher().invoke_hook("comm.before_all_reduce", ops_.stream().device());
+    if (sharded_)
+      sharded_->reduce_scatter_gradients(grads);
+    else
+      data_parallel_->all_reduce_gradients(grads);
+  }
+  if (sharded_) {
+    record.grad_norm = sharded_->global_grad_norm();
+    return;
+  }
+  ops_.l2_norm(grads, grad_norm_);
+  ops_.stream().synchronize();
+  float norm = 0;
+  grad_norm_.copy_to_host(&norm);
+  record.grad_norm = data_parallel_ ? data_parallel_->agreed_grad_norm(norm) : norm;
+}
+
+void Trainer::update_weights(const StepRecord& record) {
+  const Tensor& params = master_params();
+  const Tensor& grads = master_grads();
+  const bool clip = config_.grad_clip > 0 && record.grad_norm > config_.grad_clip;
+  const double clip_factor = config_.grad_clip / (record.grad_norm + 1e-6);
+  ops_.dispatcher().invoke_hook("train.before_optimizer_step", ops_.stream().device());
+  if (sharded_) {
+    if (clip) sharded_->scale_gradients(clip_factor);
+    sharded_->step({config_.learning_rate, config_.beta1, config_.beta2, config_.adam_eps,
+                    config_.weight_decay},
+                   record.step, params);
+  } else {
+    if (clip) ops_.scale(grads, clip_factor, grads);
+    ops_.adamw(params, grads, adam_m_, adam_v_, config_.learning_rate, config_.beta1, config_.beta2,
+               config_.adam_eps, config_.weight_decay, record.step);
+    ops_.stream().synchronize();
+  }
+  if (data_parallel_) data_parallel_->agree_weights(params, adam_m_, adam_v_, record.step);
 }
 
 StepRecord Trainer::step() {
@@ -67,25 +130,9 @@ StepRecord Trainer::step() {
   record.loss = model_.forward(batch.tokens, batch.targets);
   model_.backward();
   if (mixed_) ops_.cast(model_.grad_tensor(), master_grads_);
-  const Tensor& params = master_params();
-  const Tensor& grads = master_grads();
   dispatcher.invoke_hook("train.after_backward", device);
-  if (data_parallel_) {
-    ops_.stream().synchronize();
-    record.loss = data_parallel_->all_reduce_gradients(dispatcher, device, grads, record.loss);
-  }
-  ops_.l2_norm(grads, grad_norm_);
-  ops_.stream().synchronize();
-  float norm = 0;
-  grad_norm_.copy_to_host(&norm);
-  record.grad_norm = data_parallel_ ? data_parallel_->agreed_grad_norm(norm) : norm;
-  if (config_.grad_clip > 0 && record.grad_norm > config_.grad_clip)
-    ops_.scale(grads, config_.grad_clip / (record.grad_norm + 1e-6), grads);
-  dispatcher.invoke_hook("train.before_optimizer_step", device);
-  ops_.adamw(params, grads, adam_m_, adam_v_, config_.learning_rate, config_.beta1, config_.beta2,
-             config_.adam_eps, config_.weight_decay, record.step);
-  ops_.stream().synchronize();
-  if (data_parallel_) data_parallel_->agree_weights(params, adam_m_, adam_v_, record.step);
+  reduce_gradients(record);
+  update_weights(record);
   if (mixed_) {
     ops_.cast(master_params_, model_.param_tensor());
     ops_.stream().synchronize();
@@ -96,6 +143,9 @@ StepRecord Trainer::step() {
 
 TrainerState Trainer::state() const {
   ops_.stream().synchronize();
+  if (sharded_)
+    return {host_values(master_params()), sharded_->gathered_adam_m(), sharded_->gathered_adam_v(),
+            history_};
   return {host_values(master_params()), host_values(adam_m_), host_values(adam_v_), history_};
 }
 
@@ -111,8 +161,12 @@ void Trainer::restore(const TrainerState& state) {
   } else {
     model_.set_params(state.params);
   }
-  set_f32_tensor(adam_m_, state.adam_m);
-  set_f32_tensor(adam_v_, state.adam_v);
+  if (sharded_) {
+    sharded_->load(state.params, state.adam_m, state.adam_v);
+  } else {
+    set_f32_tensor(adam_m_, state.adam_m);
+    set_f32_tensor(adam_v_, state.adam_v);
+  }
   history_ = state.history;
 }
 

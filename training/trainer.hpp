@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "gpt2_config.hpp"
@@ -15,6 +16,7 @@
 namespace polychip::training {
 
 class DataParallelRank;  // data_parallel.hpp
+class ShardedAdamW;      // sharded_optimizer.hpp
 
 struct StepRecord {
   int64_t step = 0;  // 1-based, as AdamW counts
@@ -35,7 +37,9 @@ class Trainer {
   // `data_parallel` (which must outlive the trainer) this is one rank: it
   // computes its share of each global batch of config.batch_size sequences
   // and combines gradients, norm and weight checks with the other ranks.
+  // Under WeightPolicy::kShard the ranks share one sharded optimizer.
   Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel = nullptr);
+  ~Trainer();
 
   StepRecord step();
   int64_t steps_done() const { return static_cast<int64_t>(history_.size()); }
@@ -50,18 +54,27 @@ class Trainer {
   // Null for a single-device run.
   const DataParallelRank* data_parallel() const { return data_parallel_; }
 
+  // With a sharded optimizer a collective (the moments are gathered): every
+  // rank calls it at the same step.
   TrainerState state() const;
   // Throws INVALID_ARGUMENT when the sizes do not fit this config.
   void restore(const TrainerState& state);
 
  private:
+  // The global loss and the reduced gradient's norm (data parallel: over
+  // every rank's rows).
+  void reduce_gradients(StepRecord& record);
+  // Clipping, AdamW and the replicas' weight check.
+  void update_weights(const StepRecord& record);
+
   TrainConfig config_;
   HalOps& ops_;
   DataParallelRank* data_parallel_;
   bool mixed_;  // precision bf16
   Gpt2Model model_;
   Tensor master_params_, master_grads_;  // bf16 mixed precision only
-  Tensor adam_m_, adam_v_, grad_norm_;
+  Tensor adam_m_, adam_v_, grad_norm_;   // AdamW moments: a replicated optimizer only
+  std::unique_ptr<ShardedAdamW> sharded_;
   std::vector<int32_t> corpus_;
   uint64_t corpus_hash_ = 0;
   std::vector<StepRecord> history_;

@@ -41,8 +41,10 @@ const bool registered = polychip::cli::register_command(
       sub.add_option("--np", o->np,
                      "data parallel: spawn this many local ranks (built-in launcher)");
       sub.add_option("--dp-weights", o->dp_weights,
-                     "data parallel: check (ranks whose weights differ end the job) | sync (they "
-                     "take rank 0's)")
+                     "data parallel: shard (one optimizer sharded over the ranks: identical "
+                     "weights by construction) | check (an optimizer per rank; ranks whose "
+                     "weights differ end the job) | sync (an optimizer per rank; they take rank "
+                     "0's)")
           ->capture_default_str();
       sub.add_option("--dp-split", o->dp_split,
                      "data parallel: rows of the global batch per rank, by ranks in order, e.g. "

@@ -1,7 +1,8 @@
 // Data parallelism in process (libraries, a communicator per thread): the
 // batch shares, a one-rank run equal to the single-device run bit for bit
-// with `comm.before_all_reduce` called, and the weight agreement (a one-bit
-// difference ends the job, or is replaced by rank 0's weights).
+// with `comm.before_all_reduce` called (sharded and replicated optimizer),
+// and the weight agreement (a one-bit difference ends the job, or is
+// replaced by rank 0's weights).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -77,7 +78,7 @@ polychip_status record_hook(const polychip_hook_args* a) {
   return POLYCHIP_OK;
 }
 
-TEST(DataParallel, OneRankRunIsTheSingleDeviceRunBitForBitAndCallsTheAllReduceHook) {
+void expect_one_rank_run_is_the_single_device_run(WeightPolicy policy) {
   const TrainConfig config = train_preset("tiny");
   CpuRuntime single_rt;
   Trainer single(config, single_rt.ops);
@@ -86,17 +87,25 @@ TEST(DataParallel, OneRankRunIsTheSingleDeviceRunBitForBitAndCallsTheAllReduceHo
   for (const char* point : {"train.after_backward", "comm.before_all_reduce"})
     rt.runtime.dispatcher().register_hook("cpu.host", point, &record_hook, "dp_test");
   comm::Communicator comm(comm::Communicator::create_unique_id(), 0, 1);
-  DataParallelRank rank(comm, config.batch_size);
+  DataParallelRank rank(comm, config.batch_size, policy);
   Trainer parallel(config, rt.ops, &rank);
   for (int s = 0; s < 5; ++s) {
     const StepRecord a = single.step(), b = parallel.step();
     EXPECT_EQ(a.loss, b.loss) << "step " << a.step;
     EXPECT_EQ(a.grad_norm, b.grad_norm) << "step " << a.step;
   }
-  EXPECT_EQ(single.state().params, parallel.state().params);
+  const TrainerState a = single.state(), b = parallel.state();
+  EXPECT_EQ(a.params, b.params);
+  EXPECT_EQ(a.adam_m, b.adam_m);
+  EXPECT_EQ(a.adam_v, b.adam_v);
   ASSERT_EQ(hook_calls.size(), 10u);
   EXPECT_EQ(hook_calls[0], "train.after_backward@cpu.host");
   EXPECT_EQ(hook_calls[1], "comm.before_all_reduce@cpu.host");
+}
+
+TEST(DataParallel, OneRankRunIsTheSingleDeviceRunBitForBitAndCallsTheAllReduceHook) {
+  expect_one_rank_run_is_the_single_device_run(WeightPolicy::kShard);
+  expect_one_rank_run_is_the_single_device_run(WeightPolicy::kCheck);
 }
 
 // Two ranks in threads; rank 1's weights differ from rank 0's in one bit.
@@ -143,6 +152,15 @@ TEST(DataParallel, WeightsDifferingInOneBitEndTheJobNamingTheRankAndStep) {
   const AgreeOutcome out = agree_with_one_bit_flipped(WeightPolicy::kCheck);
   for (const std::string& e : out.error)
     EXPECT_NE(e.find("after step 7 the weights of rank(s) 1 differ from rank 0's"),
+              std::string::npos)
+        << e;
+}
+
+TEST(DataParallel, WeightsDifferingInOneBitUnderTheShardedOptimizerAreReportedAsCorruption) {
+  const AgreeOutcome out = agree_with_one_bit_flipped(WeightPolicy::kShard);
+  for (const std::string& e : out.error)
+    EXPECT_NE(e.find("after step 7 the weights of rank(s) 1 differ from rank 0's, though the "
+                     "sharded optimizer gave every rank the same bits"),
               std::string::npos)
         << e;
 }

@@ -197,7 +197,7 @@ TEST_F(TrainCommand, OptionsThatCannotWorkAreRefusedBeforeTraining) {
       {"--lr inf" + out, "must be finite and >= 0"},
       {"--lr nan" + out, "must be finite and >= 0"},
       {"--checkpoint-every -3" + out, "--checkpoint-every must be >= 0"},
-      {"--dp-weights maybe --np 2" + out, "--dp-weights must be check or sync, got 'maybe'"},
+      {"--dp-weights maybe --np 2" + out, "--dp-weights must be shard, check or sync, got 'maybe'"},
       {"--steps 99999999999999999999" + out, "'99999999999999999999' is not a whole number"},
       {"--seed -1" + out, "'-1' is not a whole number in [0, 18446744073709551615]"},
       {"--seed 18446744073709551616" + out, "'18446744073709551616' is not a whole number"},
