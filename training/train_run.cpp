@@ -162,6 +162,13 @@ void train_steps(Trainer& trainer, const TrainRunOptions& options, bool lead,
   progress << "wrote " << options.out_dir << "\n";
 }
 
+// ", micro-batches of R rows (K per step)" when the rows run in several passes.
+std::string micro_batch_text(const Trainer& trainer) {
+  if (trainer.micro_batches() == 1) return "";
+  return fmt::format(", micro-batches of {} rows ({} per step{})", trainer.micro_batch_rows(),
+                     trainer.micro_batches(), trainer.data_parallel() ? " on rank 0" : "");
+}
+
 // Exit code 2 when the checkpoint cannot be resumed (message on errors).
 bool restore_if_resuming(Trainer& trainer, const TrainRunOptions& options,
                          const TrainConfig& config, std::ostream& errors, const std::string& who) {
@@ -195,6 +202,7 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
       throw Error(StatusCode::kInvalidArgument,
                   "--dp-split splits a data-parallel run's batch: give --np or run under a "
                   "launcher");
+    micro_batch_rows(options.micro_batch, config.batch_size, "the batch's");
     device = Runtime::global().device(options.device);
   } catch (const Error& e) {
     errors << "polychip train: " << e.message() << "\n";
@@ -202,11 +210,11 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
   }
   Stream stream(device);
   HalOps ops(Runtime::global().dispatcher(), stream);
-  Trainer trainer(config, ops);
+  Trainer trainer(config, ops, nullptr, options.micro_batch);
   if (!restore_if_resuming(trainer, options, config, errors, "polychip train: ")) return 2;
-  progress << fmt::format("training GPT-2 '{}' ({} parameters) on {} ({}), corpus {:016x}\n",
+  progress << fmt::format("training GPT-2 '{}' ({} parameters) on {} ({}){}, corpus {:016x}\n",
                           options.preset, trainer.model().layout().total(), device.label(),
-                          device.device_type(), trainer.corpus_hash());
+                          device.device_type(), micro_batch_text(trainer), trainer.corpus_hash());
   std::vector<std::pair<std::string, double>> step1_grad_norms;
   try {
     train_steps(trainer, options, true, progress,
@@ -245,7 +253,7 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
                                    rank_rows(options, config, comm->size()));
     Stream stream(device);
     HalOps ops(Runtime::global().dispatcher(), stream);
-    Trainer trainer(config, ops, &data_parallel);
+    Trainer trainer(config, ops, &data_parallel, options.micro_batch);
     if (!restore_if_resuming(trainer, options, config, errors, who)) {
       comm->abort("rank " + std::to_string(launch.rank) + " could not resume");
       return 2;
@@ -257,9 +265,9 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
         ranks += fmt::format("{}rank {} {}", ranks.empty() ? "" : ", ", r.rank, r.device_type);
       progress << fmt::format(
           "training GPT-2 '{}' ({} parameters), data parallel over {} ranks ({}), rows per rank "
-          "{}, corpus {:016x}\n",
+          "{}{}, corpus {:016x}\n",
           options.preset, trainer.model().layout().total(), comm->size(), ranks,
-          split_text(data_parallel.split()), trainer.corpus_hash());
+          split_text(data_parallel.split()), micro_batch_text(trainer), trainer.corpus_hash());
     }
     const int64_t steps_before = trainer.steps_done();
     train_steps(trainer, options, lead, progress);
@@ -286,7 +294,9 @@ int run_training(const TrainRunOptions& options, std::ostream& progress, std::os
   if (is_launched_rank()) return run_rank(options, progress, errors);
   if (!options.np) return run_single_device(options, progress, errors);
   try {  // refuse bad options once, before any rank starts
-    rank_rows(options, checked_config(options), *options.np);
+    const std::vector<int64_t> rows = rank_rows(options, checked_config(options), *options.np);
+    for (size_t r = 0; r < rows.size(); ++r)
+      micro_batch_rows(options.micro_batch, rows[r], "rank " + std::to_string(r) + "'s");
     refuse_reference_recording(options);
     for (const std::string& spec : device_specs(options.device)) Runtime::global().device(spec);
   } catch (const Error& e) {

@@ -35,6 +35,9 @@ struct TrainRunOptions {
   // Rows of the global batch per rank, by ranks in order ("6:2",
   // data_parallel.hpp parse_split); empty: an even split.
   std::string dp_split;
+  // Rows per forward/backward pass (gradient accumulation over the rest);
+  // 0: a rank's share, or the batch, in one pass.
+  int64_t micro_batch = 0;
 };
 
 // Exit code: 0 done, 2 a bad option or device (message on `errors`), 3 when

@@ -6,6 +6,18 @@
 #include "sharded_optimizer.hpp"
 
 namespace polychip::training {
+
+int64_t micro_batch_rows(int64_t micro_batch, int64_t rows, const std::string& whose) {
+  if (micro_batch == 0) return rows;
+  if (micro_batch < 0 || rows % micro_batch != 0)
+    throw Error(StatusCode::kInvalidArgument,
+                "--micro-batch " + std::to_string(micro_batch) + ": " + whose + " " +
+                    std::to_string(rows) + " rows are not a whole number of micro-batches of " +
+                    std::to_string(micro_batch) +
+                    " rows; give a row count that divides the batch (every rank's share)");
+  return micro_batch;
+}
+
 namespace {
 
 const TrainConfig& validated(const TrainConfig& config) {
@@ -22,6 +34,13 @@ int64_t local_batch(const TrainConfig& config, const DataParallelRank* data_para
   return data_parallel ? data_parallel->share().rows : config.batch_size;
 }
 
+int64_t checked_micro_batch(int64_t micro_batch, int64_t rows,
+                            const DataParallelRank* data_parallel) {
+  return micro_batch_rows(
+      micro_batch, rows,
+      data_parallel ? "rank " + std::to_string(data_parallel->rank()) + "'s" : "the batch's");
+}
+
 bool shards_optimizer(const DataParallelRank* data_parallel) {
   return data_parallel && data_parallel->policy() == WeightPolicy::kShard;
 }
@@ -33,12 +52,15 @@ Tensor full_moment(const Device& device, int64_t total, bool sharded) {
 
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel)
+Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel,
+                 int64_t micro_batch)
     : config_(validated(config)),
       ops_(ops),
       data_parallel_(data_parallel),
       mixed_(config.precision == "bf16"),
-      model_(config.model, local_batch(config, data_parallel), config.seq_len,
+      local_rows_(local_batch(config, data_parallel)),
+      micro_batches_(local_rows_ / checked_micro_batch(micro_batch, local_rows_, data_parallel)),
+      model_(config.model, local_rows_ / micro_batches_, config.seq_len,
              mixed_ ? DType::kBF16 : DType::kF32, ops),
       adam_m_(full_moment(ops.stream().device(), model_.layout().total(),
                           shards_optimizer(data_parallel))),
@@ -49,20 +71,23 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_
       corpus_hash_(training::corpus_hash(corpus_)) {
   const std::vector<double> initial =
       gpt2_initial_params(model_.layout(), config.model.num_layers, config.seed);
+  const int64_t total = model_.layout().total();
+  if (mixed_ || micro_batches_ > 1)
+    master_grads_ = Tensor(ops.stream().device(), DType::kF32, {total});
+  if (mixed_ && micro_batches_ > 1)
+    micro_batch_grads_ = Tensor(ops.stream().device(), DType::kF32, {total});
   if (mixed_) {
-    master_params_ = Tensor(ops.stream().device(), DType::kF32, {model_.layout().total()});
-    master_grads_ = Tensor(ops.stream().device(), DType::kF32, {model_.layout().total()});
+    master_params_ = Tensor(ops.stream().device(), DType::kF32, {total});
     set_f32_tensor(master_params_, initial);
     ops_.cast(master_params_, model_.param_tensor());
   } else {
     model_.set_params(initial);
   }
-  if (data_parallel_) {
-    if (data_parallel_->global_batch() != config.batch_size)
-      throw Error(StatusCode::kInvalidArgument,
-                  "training: the data-parallel global batch differs from the config's");
-    model_.set_loss_positions(config.batch_size * config.seq_len);
-  }
+  if (data_parallel_ && data_parallel_->global_batch() != config.batch_size)
+    throw Error(StatusCode::kInvalidArgument,
+                "training: the data-parallel global batch differs from the config's");
+  // A micro-batch's or a rank's gradient is its part of the global batch's.
+  model_.set_loss_positions(config.batch_size * config.seq_len);
   if (shards_optimizer(data_parallel_)) {
     sharded_ = std::make_unique<ShardedAdamW>(data_parallel_->communicator(), ops_,
                                               model_.layout().total());
@@ -118,6 +143,34 @@ void Trainer::update_weights(const StepRecord& record) {
   if (data_parallel_) data_parallel_->agree_weights(params, adam_m_, adam_v_, record.step);
 }
 
+double Trainer::forward_backward(const Batch& rows) {
+  const Device& device = ops_.stream().device();
+  Dispatcher& dispatcher = ops_.dispatcher();
+  const int64_t rows_per_pass = model_.batch_size();
+  double loss_sum = 0;
+  for (int64_t k = 0; k < micro_batches_; ++k) {
+    const Batch micro = micro_batches_ == 1
+                            ? rows
+                            : batch_rows(rows, {k * rows_per_pass, rows_per_pass}, config_.seq_len);
+    dispatcher.invoke_hook("train.before_forward", device);
+    loss_sum += model_.forward(micro.tokens, micro.targets);
+    model_.backward();
+    // The fp32 sum, in micro-batch order.
+    if (k == 0) {
+      if (mixed_)
+        ops_.cast(model_.grad_tensor(), master_grads_);
+      else if (micro_batches_ > 1)
+        ops_.copy(model_.grad_tensor(), master_grads_);
+    } else if (mixed_) {
+      ops_.cast(model_.grad_tensor(), micro_batch_grads_);
+      ops_.add(master_grads_, micro_batch_grads_, master_grads_);
+    } else {
+      ops_.add(master_grads_, model_.grad_tensor(), master_grads_);
+    }
+  }
+  return loss_sum / static_cast<double>(micro_batches_);
+}
+
 StepRecord Trainer::step() {
   const Device& device = ops_.stream().device();
   Dispatcher& dispatcher = ops_.dispatcher();
@@ -126,10 +179,7 @@ StepRecord Trainer::step() {
   record.learning_rate = config_.learning_rate;
   Batch batch = batch_at(corpus_, steps_done(), config_.batch_size, config_.seq_len);
   if (data_parallel_) batch = batch_rows(batch, data_parallel_->share(), config_.seq_len);
-  dispatcher.invoke_hook("train.before_forward", device);
-  record.loss = model_.forward(batch.tokens, batch.targets);
-  model_.backward();
-  if (mixed_) ops_.cast(model_.grad_tensor(), master_grads_);
+  record.loss = forward_backward(batch);
   dispatcher.invoke_hook("train.after_backward", device);
   reduce_gradients(record);
   update_weights(record);

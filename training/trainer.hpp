@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "corpus.hpp"
 #include "gpt2_config.hpp"
 #include "gpt2_model.hpp"
 
@@ -31,6 +33,10 @@ struct TrainerState {
   std::vector<StepRecord> history;
 };
 
+// Rows per forward/backward pass: `rows` for 0, else micro_batch, which
+// must divide them (INVALID_ARGUMENT naming `whose` rows otherwise).
+int64_t micro_batch_rows(int64_t micro_batch, int64_t rows, const std::string& whose);
+
 class Trainer {
  public:
   // Validates the config, seeds the weights and generates the corpus. With
@@ -38,18 +44,30 @@ class Trainer {
   // computes its share of each global batch of config.batch_size sequences
   // and combines gradients, norm and weight checks with the other ranks.
   // Under WeightPolicy::kShard the ranks share one sharded optimizer.
-  Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel = nullptr);
+  // `micro_batch` > 0: the rows (this rank's share, or the whole batch) run
+  // as forward/backward passes of that many rows each, their gradients
+  // accumulated in fp32 (gradient accumulation; the loss gradient is scaled
+  // by the global batch, so the sum is the same gradient); it must divide
+  // the rows (INVALID_ARGUMENT otherwise). 0: all the rows in one pass.
+  Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel = nullptr,
+          int64_t micro_batch = 0);
   ~Trainer();
 
   StepRecord step();
   int64_t steps_done() const { return static_cast<int64_t>(history_.size()); }
+  // Forward/backward passes per step and their rows.
+  int64_t micro_batches() const { return micro_batches_; }
+  int64_t micro_batch_rows() const { return model_.batch_size(); }
   const std::vector<StepRecord>& history() const { return history_; }
   const TrainConfig& config() const { return config_; }
   const Gpt2Model& model() const { return model_; }
   // What AdamW updates and clipping reads: the model's own parameters and
-  // gradients in fp32, the fp32 master copies in bf16 mixed precision.
+  // gradients in fp32, the fp32 master copies in bf16 mixed precision (and
+  // the fp32 sum of the micro-batches' gradients when there are several).
   const Tensor& master_params() const { return mixed_ ? master_params_ : model_.param_tensor(); }
-  const Tensor& master_grads() const { return mixed_ ? master_grads_ : model_.grad_tensor(); }
+  const Tensor& master_grads() const {
+    return mixed_ || micro_batches_ > 1 ? master_grads_ : model_.grad_tensor();
+  }
   uint64_t corpus_hash() const { return corpus_hash_; }
   // Null for a single-device run.
   const DataParallelRank* data_parallel() const { return data_parallel_; }
@@ -61,6 +79,9 @@ class Trainer {
   void restore(const TrainerState& state);
 
  private:
+  // Forward and backward over this rank's rows, micro-batch by micro-batch,
+  // the fp32 gradients summed into master_grads(); returns the rows' mean loss.
+  double forward_backward(const Batch& rows);
   // The global loss and the reduced gradient's norm (data parallel: over
   // every rank's rows).
   void reduce_gradients(StepRecord& record);
@@ -71,9 +92,12 @@ class Trainer {
   HalOps& ops_;
   DataParallelRank* data_parallel_;
   bool mixed_;  // precision bf16
+  int64_t local_rows_, micro_batches_;
   Gpt2Model model_;
-  Tensor master_params_, master_grads_;  // bf16 mixed precision only
-  Tensor adam_m_, adam_v_, grad_norm_;   // AdamW moments: a replicated optimizer only
+  Tensor master_params_;                // bf16 mixed precision only
+  Tensor master_grads_;                 // bf16 mixed precision or several micro-batches
+  Tensor micro_batch_grads_;            // bf16 mixed precision and several micro-batches
+  Tensor adam_m_, adam_v_, grad_norm_;  // AdamW moments: a replicated optimizer only
   std::unique_ptr<ShardedAdamW> sharded_;
   std::vector<int32_t> corpus_;
   uint64_t corpus_hash_ = 0;

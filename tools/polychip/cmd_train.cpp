@@ -50,6 +50,9 @@ const bool registered = polychip::cli::register_command(
                      "data parallel: rows of the global batch per rank, by ranks in order, e.g. "
                      "6:2 (one positive count per rank, summing to the preset's batch_size; "
                      "default: an even split)");
+      sub.add_option("--micro-batch", o->micro_batch,
+                     "rows per forward/backward pass, gradients accumulated over the rest (it "
+                     "must divide the batch, or every rank's share; default: all in one pass)");
       return [o] { return polychip::training::run_training(*o, std::cout, std::cerr); };
     });
 

@@ -143,10 +143,11 @@ std::vector<int64_t> recorded_split(const fs::path& run) {
 }
 
 // `default`'s 8 rows as 6:2 (3:1) on two cpu ranks, then resumed with the
-// even split: the same mathematics, so the curve is the single device's.
+// even split, then with micro-batches of 2 rows: the same mathematics, so
+// the curve is the single device's.
 TEST_F(DataParallelCommand, AnUnevenSplitMatchesTheSingleDeviceRunAndIsRecorded) {
   const std::vector<std::string> common{"--preset", "default", "--out", (dir_ / "dp").string()};
-  ASSERT_EQ(train({"--preset", "default", "--steps", "4", "--out", (dir_ / "single").string()}), 0)
+  ASSERT_EQ(train({"--preset", "default", "--steps", "5", "--out", (dir_ / "single").string()}), 0)
       << slurp(dir_ / "stderr");
   std::vector<std::string> uneven{"--np",       "2",   "-a",      "cpu,cpu",
                                   "--dp-split", "6:2", "--steps", "3"};
@@ -159,7 +160,14 @@ TEST_F(DataParallelCommand, AnUnevenSplitMatchesTheSingleDeviceRunAndIsRecorded)
   resumed.insert(resumed.end(), common.begin(), common.end());
   ASSERT_EQ(train(resumed), 0) << slurp(dir_ / "stderr");
   EXPECT_EQ(recorded_split(dir_ / "dp"), (std::vector<int64_t>{4, 4}));  // the even split
-  ASSERT_EQ(curve("dp").size(), 4u);
+  std::vector<std::string> accumulated{
+      "--np", "2", "-a", "cpu,cpu", "--resume", "--steps", "5", "--micro-batch", "2"};
+  accumulated.insert(accumulated.end(), common.begin(), common.end());
+  ASSERT_EQ(train(accumulated), 0) << slurp(dir_ / "stderr");
+  EXPECT_NE(slurp(dir_ / "stdout").find("micro-batches of 2 rows (2 per step on rank 0)"),
+            std::string::npos)
+      << slurp(dir_ / "stdout");
+  ASSERT_EQ(curve("dp").size(), 5u);
   expect_cross_vendor_match(curve("single"), curve("dp"));
   expect_cross_vendor_match(curve("single", 2), curve("dp", 2));
 }
@@ -180,6 +188,14 @@ TEST_F(DataParallelCommand, AMalformedSplitIsRefusedBeforeStarting) {
     EXPECT_EQ(slurp(dir_ / "stderr").find(std::string("polychip train: ") + message), 0u)
         << slurp(dir_ / "stderr");
   }
+  EXPECT_EQ(train({"--np", "2", "--dp-split", "6:2", "--micro-batch", "3", "--preset", "default",
+                   "--out", (dir_ / "dp").string()}),
+            2);
+  EXPECT_EQ(slurp(dir_ / "stderr")
+                .find("polychip train: --micro-batch 3: rank 1's 2 rows are not a whole number "
+                      "of micro-batches of 3 rows"),
+            0u)
+      << slurp(dir_ / "stderr");
   EXPECT_EQ(train({"--dp-split", "8", "--preset", "default", "--out", (dir_ / "one").string()}), 2);
   EXPECT_NE(slurp(dir_ / "stderr").find("--dp-split splits a data-parallel run's batch"),
             std::string::npos);

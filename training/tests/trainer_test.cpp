@@ -70,6 +70,48 @@ TEST(Trainer, ARunReproducesItselfBitForBit) {
   EXPECT_EQ(a.state().adam_v, b.state().adam_v);
 }
 
+// Gradient accumulation is the same mathematics in another summation order:
+// micro-batches of 1 row and of 2 rows of an 8-row batch against one pass.
+TEST(Trainer, MicroBatchesAccumulateToTheOnePassGradient) {
+  CpuRuntime rt;
+  TrainConfig config = train_preset("tiny");
+  config.batch_size = 8;
+  for (const char* precision : {"fp32", "bf16"}) {
+    config.precision = precision;
+    Trainer whole(config, rt.ops), ones(config, rt.ops, nullptr, 1),
+        twos(config, rt.ops, nullptr, 2);
+    EXPECT_EQ(whole.micro_batches(), 1);
+    EXPECT_EQ(ones.micro_batches(), 8);
+    EXPECT_EQ(twos.micro_batch_rows(), 2);
+    // bf16: each micro-batch's gradient is rounded to bf16 before the fp32 sum.
+    const double rtol = config.precision == "fp32" ? 1e-5 : 2e-2;
+    for (int s = 0; s < 5; ++s) {
+      const StepRecord w = whole.step(), o = ones.step(), t = twos.step();
+      EXPECT_NEAR(o.loss, w.loss, rtol * w.loss) << precision << " step " << w.step;
+      EXPECT_NEAR(t.loss, w.loss, rtol * w.loss) << precision << " step " << w.step;
+      EXPECT_NEAR(o.grad_norm, w.grad_norm, rtol * w.grad_norm) << precision << " step " << w.step;
+      EXPECT_NEAR(t.grad_norm, w.grad_norm, rtol * w.grad_norm) << precision << " step " << w.step;
+    }
+  }
+}
+
+TEST(Trainer, AMicroBatchThatDoesNotDivideTheBatchIsRefused) {
+  CpuRuntime rt;
+  const TrainConfig config = train_preset("tiny");  // 2 rows
+  for (const int64_t micro_batch : {3, -1}) {
+    try {
+      Trainer trainer(config, rt.ops, nullptr, micro_batch);
+      ADD_FAILURE() << micro_batch << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(e.message().find("--micro-batch " + std::to_string(micro_batch) +
+                                 ": the batch's 2 rows are not a whole number of micro-batches"),
+                std::string::npos)
+          << e.message();
+    }
+  }
+}
+
 TEST(Trainer, GradientClippingBoundsTheUpdate) {
   CpuRuntime rt;
   TrainConfig config = train_preset("tiny");
