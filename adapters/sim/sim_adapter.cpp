@@ -351,7 +351,7 @@ polychip_status run_profile_kernel(const SimProfile& profile, const cpu::KernelC
     case KernelEngine::kCpuKernels:
       break;
   }
-  return std::string_view(call.op) == profile.defect_op
+  return kernel_defect_touches(profile, call.op)
              ? run_defective_kernel(call, profile.kernel_defect, memory_end)
              : cpu::run_kernel(call);
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "f16_row_precision.hpp"
 #include "kernel_registry.hpp"
 #include "polychip/op_contract.hpp"
 
@@ -182,6 +183,8 @@ polychip_status run_defective_kernel(const cpu::KernelCall& call, KernelDefect d
       return run_reading_as_contiguous(call, memory_end, [](const cpu::TensorView& v) {
         return !v.is_row_major() && !has_zero_stride(v);
       });
+    case KernelDefect::kF16RowPrecision:
+      return run_at_f16_precision(call);
   }
   return cpu::run_kernel(call);
 }

@@ -2,8 +2,9 @@
 // of how a kernel touches memory or reads its arguments: a write past an
 // output, a run-to-run difference, a dropped vector tail, a low-precision
 // path on long rows, an ignored attribute, lost scatter updates, a
-// broadcast or strided input read as contiguous. Each wraps the faithful cpu
-// kernel of one op (docs/sim-profiles.md).
+// broadcast or strided input read as contiguous, f32 row ops at f16
+// precision. Each wraps the faithful cpu kernel of the ops it touches
+// (docs/sim-profiles.md).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@ enum class KernelDefect {
   kLostUpdates,            // repeated ids: the last row wins instead of the sum
   kBroadcastAsContiguous,  // a stride-0 input is read as if contiguous
   kStridesIgnored,         // a non-contiguous input is read as if contiguous
+  kF16RowPrecision,        // f32 row ops: inputs and outputs rounded to f16 precision
 };
 
 // A defect of the device's copy engine rather than of a kernel.

@@ -1,6 +1,7 @@
 #include "sim_profiles.hpp"
 
 #include "drift_kernels.hpp"
+#include "f16_row_precision.hpp"
 
 #include <cstdlib>
 #include <mutex>
@@ -62,11 +63,20 @@ const SimProfile kProfiles[] = {
     {"sim.copy_head",
      "host-to-device copies to a destination off a 64-byte line zero the line's bytes before it",
      cpu::Numerics{}, KernelDefect::kNone, "", CopyDefect::kUnalignedHeadLine},
+    {"sim.f16_rows",
+     "f32 row ops (sums, softmax family, norms, cross-entropy, and their backward ops) "
+     "computed at f16 precision: inputs and outputs rounded to 11 significant bits",
+     cpu::Numerics{}, KernelDefect::kF16RowPrecision, ""},
 };
 
 }  // namespace
 
 std::span<const SimProfile> sim_profiles() { return kProfiles; }
+
+bool kernel_defect_touches(const SimProfile& profile, std::string_view op) {
+  if (profile.kernel_defect == KernelDefect::kF16RowPrecision) return is_f16_precision_row_op(op);
+  return profile.kernel_defect != KernelDefect::kNone && op == profile.defect_op;
+}
 
 double parse_speed(const std::string& text, const std::string& device_type, std::string& error) {
   auto parse_number = [&](const std::string& s) {

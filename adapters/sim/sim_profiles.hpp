@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "numerics.hpp"
@@ -35,7 +36,7 @@ struct SimProfile {
   cpu::Numerics numerics;
   // A defect in how one op's kernel handles memory or arguments.
   KernelDefect kernel_defect = KernelDefect::kNone;
-  const char* defect_op = "";  // the op it breaks
+  const char* defect_op = "";  // the op it breaks (kF16RowPrecision: the row ops)
   CopyDefect copy_defect = CopyDefect::kNone;
   KernelEngine engine = KernelEngine::kCpuKernels;
   ProfileRole role = ProfileRole::kDefective;
@@ -43,6 +44,9 @@ struct SimProfile {
 
 // In device-index order.
 std::span<const SimProfile> sim_profiles();
+
+// Whether `op` runs through the profile's kernel defect.
+bool kernel_defect_touches(const SimProfile& profile, std::string_view op);
 
 // Per-device settings read once from the environment:
 //  POLYCHIP_SIM_MEMORY_MB  device memory of every sim device (default 1024);

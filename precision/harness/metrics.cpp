@@ -79,8 +79,7 @@ OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
     if (std::isfinite(terms_magnitude)) scale = std::max(scale, terms_magnitude);
   }
   if (scale == 0) scale = 1;
-  const double atol =
-      tol.atol + tol.atol_factor * static_cast<double>(std::max<int64_t>(1, reduce_len)) * scale;
+  const double atol = close_atol(tol, reduce_len, scale);
   double rel_sum = 0;
   int64_t rel_count = 0;
   for (size_t i = 0; i < exact.values.size(); ++i) {

@@ -195,6 +195,38 @@ std::string tensor_name(const Problem& p, size_t k) {
 
 std::string output_name(const Problem& p, size_t k) { return tensor_name(p, p.inputs.size() + k); }
 
+namespace {
+
+// layernorm's y = (x - mean) * rstd * gamma + beta: where the mean is far
+// above the spread (the offset inputs), y is the difference of terms x *
+// rstd * gamma and mean * rstd * gamma far larger than y, and an f32 mean's
+// rounding (about u * |mean|) shows in y at that terms' scale; the
+// variance, a sum of squared differences from the mean, carries relative
+// errors of about u * |mean| * rstd into rstd. Per output (y, mean, rstd):
+// the largest |mean * rstd * gamma|, none, and the largest |mean| * rstd^2
+// over the rows, in double. About 0 on centred rows: no loosening there.
+std::vector<double> layernorm_terms(const std::vector<HostTensor>& in, double eps) {
+  const HostTensor &x = in[0], &gamma = in[1];
+  const int64_t d = x.shape[1], n = x.shape[0];
+  double largest_gamma = 0;
+  for (double g : gamma.values) largest_gamma = std::max(largest_gamma, std::fabs(g));
+  double y_terms = 0, rstd_terms = 0;
+  for (int64_t i = 0; i < n && d > 0; ++i) {
+    const double* row = x.values.data() + i * d;
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < d; ++j) mean += row[j];
+    mean /= static_cast<double>(d);
+    for (int64_t j = 0; j < d; ++j) var += (row[j] - mean) * (row[j] - mean);
+    const double rstd = 1 / std::sqrt(var / static_cast<double>(d) + eps);
+    y_terms = std::max(y_terms, std::fabs(mean) * rstd * largest_gamma);
+    rstd_terms = std::max(rstd_terms, std::fabs(mean) * rstd * rstd);
+  }
+  auto finite = [](double v) { return std::isfinite(v) ? v : 0; };
+  return {finite(y_terms), 0, finite(rstd_terms)};
+}
+
+}  // namespace
+
 Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
   Problem p;
   p.spec = spec;
@@ -397,6 +429,7 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
       for (auto& v : in[0].values) v = round_to_dtype(u(rng), spec.dtype);
     }
   }
+  if (name == "layernorm") p.terms_magnitude = layernorm_terms(in, p.attrs.floats[attr::kEps]);
   return p;
 }
 

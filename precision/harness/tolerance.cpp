@@ -1,6 +1,7 @@
 #include "tolerance.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 
 #include <fmt/format.h>
@@ -70,7 +71,10 @@ ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string 
   if (!doc.contains("defaults") || !doc["defaults"].is_object())
     bad(origin, "'defaults' must be an object");
   refuse_unknown_keys(kFileKind, origin, doc["defaults"], "defaults",
-                      {"rtol", "atol_factor", "quality"});
+                      {"rtol", "atol_factor", "row_atol_factor", "quality"});
+  if (doc["defaults"].contains("row_atol_factor") &&
+      !doc["defaults"]["row_atol_factor"].is_object())
+    bad(origin, "'defaults.row_atol_factor' must be an object of dtype -> number");
   for (const char* section : {"rtol", "atol_factor"})
     if (!doc["defaults"].contains(section) || !doc["defaults"][section].is_object())
       bad(origin, fmt::format("'defaults.{}' must be an object of dtype -> number", section));
@@ -105,6 +109,8 @@ ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string 
   };
   check_numbers(doc["defaults"]["rtol"], "defaults.rtol");
   check_numbers(doc["defaults"]["atol_factor"], "defaults.atol_factor");
+  if (doc["defaults"].contains("row_atol_factor"))
+    check_numbers(doc["defaults"]["row_atol_factor"], "defaults.row_atol_factor");
   if (doc.contains("ulp_bounds"))
     for (auto& [op, bounds] : doc["ulp_bounds"].items()) {
       if (!known_op_key(op, false))
@@ -118,8 +124,13 @@ ToleranceTable ToleranceTable::from_json(const nlohmann::json& doc, std::string 
         bad(origin, fmt::format("'ops.{}': no op '{}' in the contract (variants: gemm:{})", op, op,
                                 fmt::join(kGemmToleranceVariants, ", gemm:")));
       if (!entry.is_object()) bad(origin, fmt::format("'ops.{}' must be an object", op));
-      refuse_unknown_keys(kFileKind, origin, entry, "ops." + op, {"rtol", "atol_factor", "about"});
-      for (const char* section : {"rtol", "atol_factor"}) {
+      refuse_unknown_keys(kFileKind, origin, entry, "ops." + op,
+                          {"rtol", "atol_factor", "row_atol_factor", "about"});
+      if (entry.contains("row_atol_factor") && !is_row_op(op))
+        bad(origin, fmt::format("'ops.{}.row_atol_factor': {} is not a row op (families "
+                                "reduction, softmax, norm, loss)",
+                                op, op));
+      for (const char* section : {"rtol", "atol_factor", "row_atol_factor"}) {
         if (!entry.contains(section)) continue;
         const std::string where = "ops." + op + "." + section;
         if (!entry[section].is_object())
@@ -164,19 +175,41 @@ Tolerance ToleranceTable::lookup(const std::string& op, DType dtype) const {
   t.mode = ToleranceMode::kClose;
   const nlohmann::json* op_entry =
       doc_.contains("ops") && doc_["ops"].contains(op) ? &doc_["ops"][op] : nullptr;
+  // Looks `section` up in the op's entry, then in the defaults; names the
+  // entry that decided in the source. False when neither has the dtype.
   std::string source;
-  for (auto [section, value] :
-       {std::pair{"rtol", &t.rtol}, std::pair{"atol_factor", &t.atol_factor}}) {
-    if (op_entry && op_entry->contains(section) && per_dtype((*op_entry)[section], dtype, *value)) {
+  auto look_up = [&](const char* section, double& value) {
+    if (op_entry && op_entry->contains(section) && per_dtype((*op_entry)[section], dtype, value)) {
       source += fmt::format("{}ops.{}.{}", source.empty() ? "" : ", ", op, section);
-    } else if (per_dtype(defaults[section], dtype, *value)) {
-      source += fmt::format("{}defaults.{}", source.empty() ? "" : ", ", section);
-    } else {
-      bad(origin_, fmt::format("no '{}' for dtype {} (op {})", section, dtype_name(dtype), op));
+      return true;
     }
-  }
+    if (defaults.contains(section) && per_dtype(defaults[section], dtype, value)) {
+      source += fmt::format("{}defaults.{}", source.empty() ? "" : ", ", section);
+      return true;
+    }
+    return false;
+  };
+  if (!look_up("rtol", t.rtol))
+    bad(origin_, fmt::format("no 'rtol' for dtype {} (op {})", dtype_name(dtype), op));
+  // Row ops: a row_atol_factor for the dtype replaces atol_factor and grows
+  // as sqrt(reduce_len).
+  t.atol_grows_as_sqrt = is_row_op(op) && look_up("row_atol_factor", t.atol_factor);
+  if (!t.atol_grows_as_sqrt && !look_up("atol_factor", t.atol_factor))
+    bad(origin_, fmt::format("no 'atol_factor' for dtype {} (op {})", dtype_name(dtype), op));
   t.source = source;
   return t;
+}
+
+bool is_row_op(const std::string& op) {
+  const OpSpec* spec = find_op(op);
+  if (!spec) return false;
+  const std::string_view fam = spec->family;
+  return fam == "reduction" || fam == "softmax" || fam == "norm" || fam == "loss";
+}
+
+double close_atol(const Tolerance& t, int64_t reduce_len, double scale) {
+  const double n = static_cast<double>(std::max<int64_t>(1, reduce_len));
+  return t.atol + t.atol_factor * (t.atol_grows_as_sqrt ? std::sqrt(n) : n) * scale;
 }
 
 nlohmann::json to_json(const Tolerance& t) {
@@ -185,6 +218,7 @@ nlohmann::json to_json(const Tolerance& t) {
   if (t.mode == ToleranceMode::kClose) {
     j["rtol"] = t.rtol;
     j["atol_factor"] = t.atol_factor;
+    j["atol_growth"] = t.atol_grows_as_sqrt ? "sqrt(reduce_len)" : "reduce_len";
     if (t.atol != 0) j["atol"] = t.atol;
   }
   if (t.mode != ToleranceMode::kExact) {
@@ -201,7 +235,8 @@ std::string bound_words(const Tolerance& t) {
     case ToleranceMode::kUlp:
       return fmt::format("ulp {}", t.ulp);
     case ToleranceMode::kClose:
-      return fmt::format("close (rtol {}, atol_factor {})", t.rtol, t.atol_factor);
+      return fmt::format("close (rtol {}, atol_factor {}{})", t.rtol, t.atol_factor,
+                         t.atol_grows_as_sqrt ? " x sqrt(reduce_len)" : "");
     case ToleranceMode::kExact:
       break;
   }
@@ -221,6 +256,9 @@ std::string loosening(const Tolerance& used, const Tolerance& shipped) {
   if (used.mode == ToleranceMode::kClose) {
     compare("rtol", used.rtol, shipped.rtol);
     compare("atol_factor", used.atol_factor, shipped.atol_factor);
+    // A linear bound is the looser at every reduction length past 1.
+    if (!used.atol_grows_as_sqrt && shipped.atol_grows_as_sqrt)
+      looser.push_back("atol grows as reduce_len, not sqrt(reduce_len)");
   }
   return fmt::format("{}", fmt::join(looser, ", "));
 }

@@ -13,9 +13,15 @@
 //    (FlagGems' 1e-4 x reduce_dim is
 //    absolute; scaling by magnitude keeps the check meaningful for outputs
 //    far from 1, and a per-dtype factor keeps f32 accumulation honest).
+//    Row ops (reductions, the softmax family, norms, losses) whose dtype
+//    has a "row_atol_factor" grow with sqrt(reduce_len) instead: rounding
+//    errors of a row add up like a random walk, and a linear bound at long
+//    rows is wide enough to pass a row op computed at the next lower
+//    precision.
 // Integer outputs (argmax) must match exactly.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -33,8 +39,10 @@ struct Tolerance {
   ToleranceMode mode = ToleranceMode::kClose;
   double ulp = 0;          // kUlp
   double rtol = 0;         // kClose
-  double atol_factor = 0;  // kClose: atol = atol_factor * reduce_len * scale
-  double atol = 0;         // kClose: an absolute bound added to that (exact cases)
+  double atol_factor = 0;  // kClose: atol = atol_factor * growth(reduce_len) * scale
+  // kClose: growth(n) = sqrt(n) (row ops with a row_atol_factor), else n.
+  bool atol_grows_as_sqrt = false;
+  double atol = 0;  // kClose: an absolute bound added to that (exact cases)
   // QualityWarning: the error uses more than `quality_floor` of the
   // tolerance and exceeds `quality_ratio` x the NVIDIA emulation's error.
   double quality_ratio = 4;
@@ -65,6 +73,14 @@ class ToleranceTable {
 inline constexpr std::string_view kGemmToleranceVariants[] = {"tf32", "rpr"};
 
 nlohmann::json to_json(const Tolerance& t);
+
+// The ops whose tolerance may grow as sqrt(reduce_len): those reducing a
+// row or an axis (families reduction, softmax, norm, loss).
+bool is_row_op(const std::string& op);
+
+// The close mode's absolute bound for an output whose reduction length is
+// `reduce_len` and scale `scale`.
+double close_atol(const Tolerance& t, int64_t reduce_len, double scale);
 std::string_view tolerance_mode_name(ToleranceMode m);
 
 // How `used` lets through more than `shipped` would ("rtol 0.1 > 0.016",

@@ -156,6 +156,10 @@ const std::map<std::string, std::set<std::string>> kAffected = {
     // Its uploads to a destination off a 64-byte line write before it:
     // tensors here start on a line.
     {"sim.copy_head", {}},
+    // Every f32 row op: the norms, the softmax family, cross-entropy, sums.
+    {"sim.f16_rows",
+     {"softmax", "log_softmax", "layernorm", "softmax_long_row", "rmsnorm_eps", "rmsnorm",
+      "cross_entropy", "reduce_sum"}},
 };
 // Not the cpu's numerics: compared with the NVIDIA emulation instead.
 const char* const kNvidiaEmulation = "sim.nvidia_emu";

@@ -148,7 +148,17 @@ TEST(Tolerances, UnknownKeysOpsAndMistypedFieldsAreRefusedNamingTheEntry) {
       {[](json& d) {
          d["ops"]["adamw"]["rtool"] = {{"f32", 1}};
        },
-       "'ops.adamw': unknown key 'rtool' (known: rtol, atol_factor, about)"},
+       "'ops.adamw': unknown key 'rtool' (known: rtol, atol_factor, row_atol_factor, about)"},
+      {[](json& d) {
+         d["ops"]["adamw"]["row_atol_factor"] = {{"f32", 1e-6}};
+       },
+       "'ops.adamw.row_atol_factor': adamw is not a row op"},
+      {[](json& d) { d["defaults"]["row_atol_factor"] = 1e-6; },
+       "'defaults.row_atol_factor' must be an object of dtype -> number"},
+      {[](json& d) {
+         d["defaults"]["row_atol_factor"] = {{"f32", -1}};
+       },
+       "'defaults.row_atol_factor.f32' must be a non-negative number"},
       {[](json& d) { d["ops"]["adamw"]["rtol"] = 1e-4; },
        "'ops.adamw.rtol' must be an object of dtype -> number"},
   };
@@ -225,6 +235,40 @@ TEST(Tolerances, LooseningNamesEveryLooserBoundAndAnyChangeOfMode) {
             "close (rtol 0.001, atol_factor 1e-06) where the built-in has ulp 3");
   EXPECT_EQ(loosening(ulp3, close),
             "ulp 3 where the built-in has close (rtol 0.001, atol_factor 1e-06)");
+  // A row op's bound growing linearly where the built-in grows as the square
+  // root is looser at every row longer than 1, whatever the factors.
+  Tolerance rows = close;
+  rows.atol_grows_as_sqrt = true;
+  EXPECT_EQ(loosening(tighter, rows), "atol grows as reduce_len, not sqrt(reduce_len)");
+  EXPECT_EQ(loosening(rows, close), "");
+}
+
+// Row ops take the row_atol_factor of their dtype, growing as the square
+// root of the row; other ops, and dtypes without one, keep atol_factor.
+TEST(Tolerances, RowOpsTakeTheRowFactorWhereTheirDtypeHasOne) {
+  const json doc = {{"schema", "polychip.tolerances/1"},
+                    {"defaults",
+                     {{"rtol", {{"*", 1e-6}}},
+                      {"atol_factor", {{"*", 1e-7}}},
+                      {"row_atol_factor", {{"f32", 3e-7}}}}},
+                    {"ops", {{"softmax", {{"row_atol_factor", {{"f32", 5e-7}}}}}}}};
+  const ToleranceTable t = ToleranceTable::from_json(doc, "t");
+  const Tolerance sum = t.lookup("reduce_sum", DType::kF32);
+  EXPECT_TRUE(sum.atol_grows_as_sqrt);
+  EXPECT_EQ(sum.atol_factor, 3e-7);
+  EXPECT_EQ(sum.source, "defaults.rtol, defaults.row_atol_factor");
+  const Tolerance softmax = t.lookup("softmax", DType::kF32);
+  EXPECT_EQ(softmax.atol_factor, 5e-7);
+  EXPECT_EQ(softmax.source, "defaults.rtol, ops.softmax.row_atol_factor");
+  EXPECT_EQ(to_json(softmax).at("atol_growth"), "sqrt(reduce_len)");
+  for (const auto& [op, dtype] :
+       {std::pair{"reduce_sum", DType::kF16}, {"gemm", DType::kF32}, {"sigmoid", DType::kF32}}) {
+    const Tolerance other = t.lookup(op, dtype);
+    EXPECT_FALSE(other.atol_grows_as_sqrt) << op;
+    EXPECT_EQ(other.atol_factor, 1e-7) << op;
+  }
+  EXPECT_EQ(close_atol(sum, 4096, 2.0), 3e-7 * 64 * 2.0);
+  EXPECT_EQ(close_atol(t.lookup("gemm", DType::kF32), 4096, 2.0), 1e-7 * 4096 * 2.0);
 }
 
 TEST(Tolerances, LoosenedPastBuiltinListsTheOpsAndDtypesAFileLoosens) {

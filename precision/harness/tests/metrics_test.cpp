@@ -141,6 +141,21 @@ TEST(Metrics, CloseModeScalesAtolWithReductionLengthAndMagnitude) {
   EXPECT_DOUBLE_EQ(m.mean_rel_error, 0.1);  // only r != 0 counts
 }
 
+// Row ops: atol = atol_factor * sqrt(reduce_len) * scale.
+TEST(Metrics, RowOpsAbsoluteTermGrowsAsTheSquareRootOfTheRow) {
+  Tolerance t;
+  t.mode = ToleranceMode::kClose;
+  t.rtol = 0;
+  t.atol_factor = 1e-3;
+  t.atol_grows_as_sqrt = true;
+  // scale 10, row of 400: atol = 1e-3 * 20 * 10 = 0.2 (linear: 4).
+  auto exact = tensor(DType::kF64, {10.0, 0.0});
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {10.0, 0.19}), exact, t, 400).within_tolerance());
+  EXPECT_FALSE(compare_output(tensor(DType::kF32, {10.0, 0.21}), exact, t, 400).within_tolerance());
+  t.atol_grows_as_sqrt = false;
+  EXPECT_TRUE(compare_output(tensor(DType::kF32, {10.0, 0.21}), exact, t, 400).within_tolerance());
+}
+
 TEST(Metrics, IntegerOutputsAreExact) {
   Tolerance t;
   t.mode = ToleranceMode::kExact;
