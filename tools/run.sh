@@ -20,6 +20,15 @@ stage setup
 tools/setup/setup.sh
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/build/pocl-cache}"
 jobs="$(nproc)"
+# The default build and `pip install .` compile the same sources with the
+# same flags in two trees (build/, build/pip/<wheel tag>): through ccache the
+# second reuses the first's objects. CMake takes the launcher from these
+# variables when a tree is first configured; the sources and include paths
+# are absolute, and NOHASHDIR leaves the tree's folder out of the hash (it
+# only names the compile folder in the debug info). The cache stays in
+# build/, so every run of a clean clone starts from the same state.
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+export CCACHE_DIR="$PWD/build/ccache" CCACHE_NOHASHDIR=1
 
 stage "default build"
 cmake --preset default >/dev/null
@@ -93,6 +102,8 @@ if [[ "$built" != polychip ]]; then
   exit 1
 fi
 stage "sanitizer build"
+# Its flags are its own: nothing to share through the cache.
+unset CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs"
 stage "sanitizer tests"
