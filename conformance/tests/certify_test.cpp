@@ -383,6 +383,38 @@ TEST_F(CertifyTest, DefectiveSimProfilesFailOnTheirOpsOnlyWithReproducers) {
   EXPECT_EQ(one["cases"][0]["worst"], first_failure["worst"]);
 }
 
+// sim.f16_rows computes its f32 row ops at f16 precision: the row-op
+// tolerance (sqrt of the row length) fails every f32 case of those ops at
+// every row length quick uses, not only the short rows a bound linear in
+// the length would still catch; its other cases do not fail.
+TEST_F(CertifyTest, AnF32RowChipAtF16PrecisionFailsEveryRowCaseOfQuick) {
+  const json defects = json::parse(slurp(SIM_DEFECTS_FILE))["defects"];
+  ASSERT_TRUE(defects.contains("sim.f16_rows"));
+  const std::set<std::string> row_ops(defects["sim.f16_rows"].begin(),
+                                      defects["sim.f16_rows"].end());
+  auto r = certify(fmt::format(
+      "certify --suite precision --level quick --adapters sim.f16_rows --out '{}' --no-progress",
+      out_dir("run")));
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const json res = results("run");
+  std::map<std::string, std::set<int64_t>> failed_lengths;
+  for (const auto& c : res["cases"]) {
+    // (Exact-input cases excepted: small integers and their sums survive f16.)
+    const bool exact = c["id"].get<std::string>().find("exact") != std::string::npos;
+    const bool row_case = row_ops.count(c["op"]) && c["dtype"] == "f32" && !exact;
+    if (!row_case) {
+      EXPECT_NE(c["verdict"], "Fail") << c["id"];
+      continue;
+    }
+    failed_lengths[c["op"]].insert(c["reduce_len"].get<int64_t>());
+    EXPECT_EQ(c["verdict"], "Fail") << c["id"] << " passes at f16 precision";
+  }
+  EXPECT_EQ(failed_lengths.size(), row_ops.size());
+  for (const char* op : {"reduce_sum", "softmax", "log_softmax", "layernorm", "rmsnorm"})
+    for (int64_t len : {4096, 4097, 8192, 50257})
+      EXPECT_TRUE(failed_lengths[op].count(len)) << op << " at " << len;
+}
+
 TEST_F(CertifyTest, CrashAndHangBecomeVerdictsAndTheRunCompletes) {
   auto r =
       certify(fmt::format("certify --level quick --adapters sim.faithful --timeout {} --out '{}' "
