@@ -154,18 +154,15 @@ void DataParallelRank::agree_weights(const Tensor& params, const Tensor& adam_m,
     ++identical_weight_steps_;
     return;
   }
-  if (policy_ == WeightPolicy::kShard)
+  if (policy_ != WeightPolicy::kSyncFromRank0)
     throw Error(StatusCode::kDataCorruption,
                 "data parallelism: after step " + std::to_string(step) +
-                    " the weights of rank(s) " + differing +
-                    " differ from rank 0's, though the sharded optimizer gave every rank the "
-                    "same bits (memory or transfer corruption on those ranks)");
-  if (policy_ == WeightPolicy::kCheck)
-    throw Error(StatusCode::kDataCorruption,
-                "data parallelism: after step " + std::to_string(step) +
-                    " the weights of rank(s) " + differing +
-                    " differ from rank 0's (the ranks' AdamW updates are not bitwise identical; "
-                    "--dp-weights sync takes rank 0's, shard shares one optimizer)");
+                    " the weights of rank(s) " + differing + " differ from rank 0's" +
+                    (policy_ == WeightPolicy::kShard
+                         ? ", though the sharded optimizer gave every rank the same bits (memory "
+                           "or transfer corruption on those ranks)"
+                         : " (the ranks' AdamW updates are not bitwise identical; --dp-weights "
+                           "sync takes rank 0's, shard shares one optimizer)"));
   for (const Tensor* t : {&params, &adam_m, &adam_v}) {
     const TensorView view = t->view();
     comm_.broadcast(view, view, static_cast<uint64_t>(t->numel()), t->dtype(), 0);

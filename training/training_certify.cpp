@@ -7,13 +7,16 @@
 
 #include "alignment.hpp"
 #include "checkpoint.hpp"
+#include "data_parallel.hpp"
 #include "device_targets.hpp"
 #include "hal_ops.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
+#include "pool_training.hpp"
 #include "progress.hpp"
 #include "results.hpp"
 #include "results_folder.hpp"
+#include "supervisor.hpp"
 #include "worker.hpp"
 
 namespace polychip::training {
@@ -54,10 +57,11 @@ struct TrainingReference {
 };
 
 // The loss-curve case against the envelope: its tolerance and extra metrics.
-CurveComparison judge_against_envelope(const LossEnvelope& envelope, const ReferenceTrace& trace,
+CurveComparison judge_against_envelope(const LossEnvelope& envelope,
+                                       const std::vector<double>& loss,
                                        const AlignmentCriteria& criteria, nlohmann::json& tolerance,
                                        nlohmann::json& metrics) {
-  const CurveComparison curve = compare_with_envelope(envelope, trace.loss, criteria);
+  const CurveComparison curve = compare_with_envelope(envelope, loss, criteria);
   tolerance.update({{"margin_std", criteria.margin_std},
                     {"margin_atol", criteria.margin_atol},
                     {"allowed_steps_outside", curve.allowed_outside}});
@@ -69,6 +73,50 @@ CurveComparison judge_against_envelope(const LossEnvelope& envelope, const Refer
                   {"envelope_std", envelope.loss_std},
                   {"envelope_seeds", seeds}});
   return curve;
+}
+
+// The case of a loss curve (and its gradient norms) judged against the
+// reference under `criteria`.
+nlohmann::json loss_curve_case(const std::string& adapter, const std::string& base,
+                               const TrainingReference& reference,
+                               const AlignmentCriteria& criteria, const std::vector<double>& loss,
+                               const std::vector<double>& grad_norm, const std::string& repro,
+                               double ms) {
+  nlohmann::json tolerance = {{"tier", criteria.tier}};
+  nlohmann::json metrics;
+  CurveComparison curve;
+  if (reference.envelope) {
+    curve = judge_against_envelope(*reference.envelope, loss, criteria, tolerance, metrics);
+  } else {
+    curve = compare_loss_curves(reference.trace->loss, loss, criteria);
+    metrics["reference_loss"] = reference.trace->loss;
+    if (criteria.tier == "exact") {
+      tolerance["atol"] = criteria.exact_atol;
+    } else {
+      tolerance.update({{"rtol", criteria.rtol},
+                        {"atol", criteria.atol},
+                        {"allowed_steps_outside", curve.allowed_outside},
+                        {"mean_from_step", criteria.mean_from_step},
+                        {"max_mean_relative", criteria.max_mean_relative}});
+    }
+  }
+  metrics.update({{"steps", curve.steps},
+                  {"steps_outside", curve.steps_outside},
+                  {"first_divergent_step", curve.first_outside_step},
+                  {"largest_abs", curve.largest_abs},
+                  {"largest_relative", curve.largest_relative},
+                  {"largest_step", curve.largest_step},
+                  {"mean_relative", curve.mean_relative},
+                  {"loss_first", loss.front()},
+                  {"loss_last", loss.back()},
+                  {"loss", loss},
+                  {"grad_norm", grad_norm}});
+  return case_record(adapter, fmt::format("{}/loss_curve/{}steps", base, curve.steps), curve.pass,
+                     curve.summary, metrics, tolerance, repro, ms);
+}
+
+std::string case_base(const TrainingReference& reference) {
+  return fmt::format("training/{}/{}", reference.preset, reference.precision);
 }
 
 // Trains on `target` and judges it; a device that cannot run the workload
@@ -117,39 +165,9 @@ conformance::AdapterRun certify_device(const std::string& target,
                             " certify --suite training --adapters " + target +
                             (o.reference_path.empty() ? "" : " --reference " + o.reference_path) +
                             (criteria.tier == "cross-vendor" ? "" : " --tier " + criteria.tier);
-  const std::string base = fmt::format("training/{}/{}", reference.preset, reference.precision);
-
-  nlohmann::json tolerance = {{"tier", criteria.tier}};
-  nlohmann::json metrics;
-  CurveComparison curve;
-  if (reference.envelope) {
-    curve = judge_against_envelope(*reference.envelope, trace, criteria, tolerance, metrics);
-  } else {
-    curve = compare_loss_curves(reference.trace->loss, trace.loss, criteria);
-    metrics["reference_loss"] = reference.trace->loss;
-    if (criteria.tier == "exact") {
-      tolerance["atol"] = criteria.exact_atol;
-    } else {
-      tolerance.update({{"rtol", criteria.rtol},
-                        {"atol", criteria.atol},
-                        {"allowed_steps_outside", curve.allowed_outside},
-                        {"mean_from_step", criteria.mean_from_step},
-                        {"max_mean_relative", criteria.max_mean_relative}});
-    }
-  }
-  metrics.update({{"steps", curve.steps},
-                  {"steps_outside", curve.steps_outside},
-                  {"first_divergent_step", curve.first_outside_step},
-                  {"largest_abs", curve.largest_abs},
-                  {"largest_relative", curve.largest_relative},
-                  {"largest_step", curve.largest_step},
-                  {"mean_relative", curve.mean_relative},
-                  {"loss_first", trace.loss.front()},
-                  {"loss_last", trace.loss.back()},
-                  {"loss", trace.loss},
-                  {"grad_norm", trace.grad_norm}});
-  run.records.push_back(case_record(target, fmt::format("{}/loss_curve/{}steps", base, curve.steps),
-                                    curve.pass, curve.summary, metrics, tolerance, repro, ms));
+  const std::string base = case_base(reference);
+  run.records.push_back(
+      loss_curve_case(target, base, reference, criteria, trace.loss, trace.grad_norm, repro, ms));
   // The step-1 diagnosis needs a trace's per-tensor gradient norms.
   if (!reference.trace) return run;
 
@@ -162,6 +180,74 @@ conformance::AdapterRun certify_device(const std::string& target,
                                      {"worst_tensor", diagnosis.worst},
                                      {"worst_relative", diagnosis.worst_relative}},
                                     {{"rtol", step1_rtol}, {"atol", kStep1GradAtol}}, repro, 0));
+  return run;
+}
+
+// The devices together, one data-parallel rank each: the pool's curve is
+// judged as one device's (the same global batch is the same mathematics,
+// whatever the split).
+conformance::AdapterRun certify_pool(const std::vector<std::string>& targets,
+                                     const TrainingReference& reference,
+                                     const AlignmentCriteria& criteria,
+                                     const conformance::CertifyOptions& o,
+                                     conformance::Progress& progress) {
+  std::string devices, mix;
+  for (const std::string& t : targets) {
+    devices += (devices.empty() ? "" : ",") + t;
+    mix += (mix.empty() ? "" : "+") + t;
+  }
+  conformance::AdapterRun run;
+  run.name = mix;  // as the comm suite names a mix
+  progress.line(fmt::format(
+      "certify: training {} devices together for {} steps (one data-parallel rank each)",
+      targets.size(), reference.steps));
+  PoolTrainingRun pool;
+  try {
+    pool = train_pool({.polychip = o.worker_executable.empty() ? conformance::self_executable()
+                                                               : o.worker_executable,
+                       .devices = targets,
+                       .preset = reference.preset,
+                       .precision = reference.precision,
+                       .steps = reference.steps});
+  } catch (const Error& e) {
+    run.fatal = "training " + run.name + " failed: " + e.message();
+    return run;
+  }
+  run.seconds = pool.seconds;
+  nlohmann::json ranks = nlohmann::json::array();
+  std::string device_types;
+  for (size_t r = 0; r < targets.size(); ++r) {
+    const std::string type = Runtime::global().device(targets[r]).device_type();
+    device_types += (device_types.empty() ? "" : "+") + type;
+    ranks.push_back({{"spec", targets[r]}, {"device_type", type}});
+    if (r < pool.rows_per_rank.size()) ranks.back()["rows"] = pool.rows_per_rank[r];
+  }
+  run.info = {{"version", POLYCHIP_VERSION},
+              {"abi", fmt::format("{}.{}", POLYCHIP_ABI_VERSION_MAJOR, POLYCHIP_ABI_VERSION_MINOR)},
+              {"device_type", device_types},
+              {"patches", nlohmann::json::array()},
+              {"ranks", ranks}};
+  const std::string repro = conformance::repro_environment() + conformance::polychip_command() +
+                            " certify --suite training --adapters " + devices +
+                            (o.reference_path.empty() ? "" : " --reference " + o.reference_path) +
+                            (criteria.tier == "cross-vendor" ? "" : " --tier " + criteria.tier);
+  const std::string base = case_base(reference) + "/pool";
+  if (pool.exit_code != 0) {
+    const size_t tail = pool.output.size() > 2000 ? pool.output.size() - 2000 : 0;
+    run.records.push_back(case_record(
+        run.name, fmt::format("{}/loss_curve/{}steps", base, reference.steps), false,
+        fmt::format("the pool's training job ({}) exited with {}: {}", pool.command, pool.exit_code,
+                    pool.output.substr(tail)),
+        nlohmann::json::object(), {{"tier", criteria.tier}}, repro, pool.seconds * 1000));
+    return run;
+  }
+  nlohmann::json record = loss_curve_case(run.name, base, reference, criteria, pool.loss,
+                                          pool.grad_norm, repro, pool.seconds * 1000);
+  record["metrics"].update({{"rows_per_rank", pool.rows_per_rank},
+                            {"step_seconds", pool.seconds / static_cast<double>(reference.steps)}});
+  record["message"] = fmt::format("rows per rank {}: {}", split_text(pool.rows_per_rank),
+                                  record["message"].get<std::string>());
+  run.records.push_back(std::move(record));
   return run;
 }
 
@@ -251,6 +337,8 @@ int run_training_certify(const conformance::CertifyOptions& o) {
   conformance::Progress progress(o.progress);
   for (const std::string& target : targets)
     suite.adapters.push_back(certify_device(target, reference, config, criteria, o, progress));
+  if (targets.size() > 1)
+    suite.adapters.push_back(certify_pool(targets, reference, criteria, o, progress));
   suite.references = {{"training", described}};
   suite.caveats = caveats;
   suite.run_fields = {{reference.envelope ? "reference_envelope" : "reference_trace",

@@ -5,6 +5,10 @@
 // cases per device (one under the statistical tier, judged against the
 // envelope of several seeds' runs, which holds no step-1 gradients) go
 // through the one results writer (results.json, junit.xml, the summary).
+// With several devices, a last case trains them together, one
+// data-parallel rank each (pool_training.hpp), and judges the pool's curve
+// under the same tier: its adapter entry is named for the mix, "a+b+...",
+// as the comm suite's, with ranks[] (spec, device type, rows of the batch).
 #pragma once
 
 #include "certify_options.hpp"

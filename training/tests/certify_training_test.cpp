@@ -2,8 +2,9 @@
 // end to end (the real binary): the shipped reference trace (NVIDIA
 // numerics, emulated: sim.nvidia_emu) regenerates bit for bit; cpu,
 // sim.faithful and opencl pass the cross-vendor tier against it over its
-// 100 steps with the loss falling well below its start; the drifting chip
-// passes precision quick and fails training at its first divergent step; a
+// 100 steps with the loss falling well below its start, alone and as a pool
+// of data-parallel ranks; the drifting chip passes precision quick and fails
+// training at its first divergent step, alone and in a pool; a
 // trace with a planted divergence and a planted step-1 gradient error fails,
 // naming the step and the tensor; results.json follows the schema. Under the
 // statistical tier cpu passes the shipped envelope of 5 seeds and the
@@ -129,7 +130,8 @@ TEST_F(CertifyTraining, CpuAndSimPassTheCrossVendorTierAgainstTheTracesRecordedO
         << log();
     const json r = results(precision);
     for (const json& c : r["cases"]) EXPECT_EQ(c["verdict"], "Pass") << c.dump();
-    EXPECT_EQ(r["cases"].size(), precision == std::string("fp32") ? 4u : 2u);
+    // fp32: two devices and their pool.
+    EXPECT_EQ(r["cases"].size(), precision == std::string("fp32") ? 5u : 2u);
     EXPECT_EQ(r["caveats"], json::array());  // a reference recorded on NVIDIA hardware
   }
 }
@@ -162,18 +164,32 @@ TEST_F(CertifyTraining, CpuSimAndOpenclPassTheCrossVendorTierAgainstTheShippedTr
           << progress;
   const json r = results("pass");
   EXPECT_EQ(r["verdict"], "Pass");
-  ASSERT_EQ(r["cases"].size(), 6u);
+  ASSERT_EQ(r["cases"].size(), 7u);
   for (const json& c : r["cases"]) {
     EXPECT_EQ(c["verdict"], "Pass") << c.dump();
-    EXPECT_EQ(c["repro"],
-              fmt::format("{} certify --suite training --adapters {}",
-                          fs::canonical(POLYCHIP_CLI).string(), c["adapter"].get<std::string>()));
+    const std::string adapter = c["adapter"];
+    const bool pool = adapter == "cpu+sim.faithful+opencl";
+    EXPECT_EQ(c["repro"], fmt::format("{} certify --suite training --adapters {}",
+                                      fs::canonical(POLYCHIP_CLI).string(),
+                                      pool ? "cpu,sim.faithful,opencl" : adapter));
     if (c["id"].get<std::string>().find("loss_curve") == std::string::npos) continue;
     EXPECT_EQ(c["metrics"]["steps"], 100);
     // The loss falls well below its start.
     EXPECT_LT(c["metrics"]["loss_last"].get<double>(),
               0.5 * c["metrics"]["loss_first"].get<double>());
   }
+  // The three devices together, one data-parallel rank each, default's 8
+  // rows split evenly: the last case, its adapter entry naming the ranks.
+  const json& pool = r["cases"].back();
+  EXPECT_EQ(pool["id"], "training/default/fp32/pool/loss_curve/100steps");
+  EXPECT_EQ(pool["metrics"]["rows_per_rank"], json({3, 3, 2}));
+  EXPECT_GT(pool["metrics"]["step_seconds"].get<double>(), 0);
+  const json& entry = r["adapters"].back();
+  EXPECT_EQ(entry["name"], "cpu+sim.faithful+opencl");
+  ASSERT_EQ(entry["ranks"].size(), 3u);
+  EXPECT_EQ(entry["ranks"][1],
+            json({{"spec", "sim.faithful"}, {"device_type", "sim.faithful"}, {"rows", 3}}));
+  EXPECT_EQ(entry["ranks"][2]["rows"], 2);
 }
 
 // The chip FlagGems users met: every op inside the precision suite's quick
@@ -185,11 +201,26 @@ TEST_F(CertifyTraining, TheDriftingChipPassesPrecisionQuickAndFailsTraining) {
                    (dir_ / "precision").string() + "'"),
       0)
       << log();
-  ASSERT_EQ(exit_code_of("certify --suite training --adapters sim.drift --no-progress --out '" +
+  // With cpu beside it: the drifting chip fails alone and in a pool.
+  ASSERT_EQ(exit_code_of("certify --suite training --adapters sim.drift,cpu --no-progress --out '" +
                          (dir_ / "training").string() + "'"),
             1)
       << log();
   const json r = results("training");
+  ASSERT_EQ(r["cases"].size(), 5u);
+  EXPECT_EQ(r["cases"][2]["verdict"], "Pass");  // cpu
+  const json& pool = r["cases"][4];
+  EXPECT_EQ(pool["adapter"], "sim.drift+cpu");
+  EXPECT_EQ(pool["verdict"], "Fail");
+  const int pool_step = pool["metrics"]["first_divergent_step"];
+  EXPECT_GT(pool_step, 1);
+  EXPECT_NE(pool["message"].get<std::string>().find(
+                fmt::format("rows per rank 4:4: cross-vendor tier over 100 steps: ")),
+            std::string::npos)
+      << pool["message"];
+  EXPECT_NE(pool["message"].get<std::string>().find(fmt::format("the first at step {}", pool_step)),
+            std::string::npos)
+      << pool["message"];
   const json& curve = r["cases"][0];
   EXPECT_EQ(curve["verdict"], "Fail");
   EXPECT_EQ(curve["metrics"]["first_divergent_step"], 14) << curve["message"];

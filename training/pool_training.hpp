@@ -1,0 +1,33 @@
+// The mixed pool of `certify --suite training`: the devices given to
+// --adapters train the reference's workload together, one data-parallel rank
+// each (`polychip train --np N`, the sharded optimizer), so that the pool's
+// loss curve can be judged like one device's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace polychip::training {
+
+struct PoolTrainingRequest {
+  std::string polychip;              // the executable to run `train` with
+  std::vector<std::string> devices;  // one rank each, in rank order
+  std::string preset, precision;
+  int64_t steps = 0;
+};
+
+struct PoolTrainingRun {
+  int exit_code = 0;
+  std::string output;                   // the job's stdout and stderr, for a failure's message
+  std::string command;                  // as a person would type it
+  std::vector<double> loss, grad_norm;  // per step; empty unless exit_code is 0
+  std::vector<int64_t> rows_per_rank;
+  double seconds = 0;
+};
+
+// Runs the job in a scratch folder (removed after) and reads its curve back.
+// Throws INTERNAL when it cannot be started or its run folder cannot be read.
+PoolTrainingRun train_pool(const PoolTrainingRequest& request);
+
+}  // namespace polychip::training
