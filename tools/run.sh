@@ -26,9 +26,12 @@ jobs="$(nproc)"
 # variables when a tree is first configured; the sources and include paths
 # are absolute, and NOHASHDIR leaves the tree's folder out of the hash (it
 # only names the compile folder in the debug info). The cache stays in
-# build/, so every run of a clean clone starts from the same state.
+# build/, so every run of a clean clone starts from the same state. ccache
+# also hashes the compiler's name, and scikit-build-core would give the
+# wheel's tree Python's (x86_64-linux-gnu-g++) where CMake finds c++: CC and
+# CXX name the same compiler for both.
 export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
-export CCACHE_DIR="$PWD/build/ccache" CCACHE_NOHASHDIR=1
+export CCACHE_DIR="$PWD/build/ccache" CCACHE_NOHASHDIR=1 CC=cc CXX=c++
 
 stage "default build"
 cmake --preset default >/dev/null
@@ -102,7 +105,7 @@ if [[ "$built" != polychip ]]; then
   exit 1
 fi
 stage "sanitizer build"
-# Its flags are its own: nothing to share through the cache.
+# Its flags (and gcc, named by the preset) are its own: nothing to share.
 unset CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs"
