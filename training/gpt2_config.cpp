@@ -24,6 +24,16 @@ TrainConfig train_preset(std::string_view name) {
     c.seq_len = 64;
     return c;
   }
+  // Heterogeneous pools (split_planner.hpp): a global batch of 128 rows, so
+  // one-row micro-batches split in ratios such as 70:58, 3:1 or 10:1; a
+  // small model, so a step of 128 passes stays short.
+  if (name == "pool") {
+    c.model = {
+        .vocab_size = 64, .max_seq_len = 16, .num_layers = 2, .num_heads = 2, .channels = 32};
+    c.batch_size = 128;
+    c.seq_len = 16;
+    return c;
+  }
   if (name == "gpt2-small") {  // GPT-2 124M's shapes, for machines that can
     c.model = {.vocab_size = 50257,
                .max_seq_len = 1024,
@@ -37,7 +47,7 @@ TrainConfig train_preset(std::string_view name) {
     return c;
   }
   throw Error(StatusCode::kInvalidArgument, "unknown training preset '" + std::string(name) +
-                                                "' (presets: tiny, default, gpt2-small)");
+                                                "' (presets: tiny, default, pool, gpt2-small)");
 }
 
 void validate(const TrainConfig& c) {

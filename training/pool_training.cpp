@@ -14,6 +14,7 @@
 
 #include "polychip/error.hpp"
 #include "polychip/whole_file.hpp"
+#include "train_run.hpp"
 
 namespace polychip::training {
 namespace {
@@ -82,12 +83,15 @@ PoolTrainingRun train_pool(const PoolTrainingRequest& request) {
                                          request.precision,
                                          "--steps",
                                          std::to_string(request.steps),
+                                         "--dp-split",
+                                         "auto",
                                          "--out",
                                          run_folder.string()};
   PoolTrainingRun run;
   run.command = fmt::format(
-      "{} train --np {} -a {} --preset {} --precision {} --steps {} --out DIR", request.polychip,
-      request.devices.size(), devices, request.preset, request.precision, request.steps);
+      "{} train --np {} -a {} --preset {} --precision {} --steps {} --dp-split auto --out DIR",
+      request.polychip, request.devices.size(), devices, request.preset, request.precision,
+      request.steps);
   const auto start = std::chrono::steady_clock::now();
   run.exit_code = run_to_log(argv, log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -104,6 +108,15 @@ PoolTrainingRun train_pool(const PoolTrainingRequest& request) {
     run.grad_norm.push_back(row.at(2).get<double>());
   }
   run.rows_per_rank = state["data_parallel"].at("rows_per_rank").get<std::vector<int64_t>>();
+  const std::filesystem::path report_file = run_folder / kDataParallelReport;
+  const nlohmann::json report = nlohmann::json::parse(
+      read_whole_file(report_file.string(), "the pool's run folder"), nullptr, false);
+  if (report.is_discarded() || !report.contains("measured_step_seconds"))
+    internal("mixed pool: " + report_file.string() + " is not the planner's report");
+  run.predicted_step_seconds = report.at("predicted_step_seconds").get<double>();
+  run.measured_step_seconds = report.at("measured_step_seconds").get<double>();
+  run.eta = report.at("eta").get<double>();
+  run.gain = report.at("gain").get<double>();
   return run;
 }
 

@@ -1,7 +1,8 @@
 // The mixed pool of `certify --suite training`: the devices given to
 // --adapters train the reference's workload together, one data-parallel rank
-// each (`polychip train --np N`, the sharded optimizer), so that the pool's
-// loss curve can be judged like one device's.
+// each (`polychip train --np N --dp-split auto`: the split planner's split of
+// one-row micro-batches, the sharded optimizer), so that the pool's loss
+// curve can be judged like one device's.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ struct PoolTrainingRun {
   std::vector<double> loss, grad_norm;  // per step; empty unless exit_code is 0
   std::vector<int64_t> rows_per_rank;
   double seconds = 0;
+  // The planner's report (train_run.hpp kDataParallelReport): the predicted
+  // and measured step time, eta and gain.
+  double predicted_step_seconds = 0, measured_step_seconds = 0, eta = 0, gain = 0;
 };
 
 // Runs the job in a scratch folder (removed after) and reads its curve back.

@@ -1,15 +1,18 @@
 #include "train_run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "checkpoint.hpp"
 #include "data_parallel.hpp"
@@ -22,6 +25,7 @@
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
 #include "reference_trace.hpp"
+#include "split_planner.hpp"
 
 namespace polychip::training {
 namespace {
@@ -88,9 +92,22 @@ void refuse_reference_recording(const TrainRunOptions& options) {
                 "--record-reference records a single-device run, not a data-parallel one");
 }
 
-// The rows per rank of a data-parallel run of `ranks`: --dp-split, or even.
+bool planned_split(const TrainRunOptions& options) { return options.dp_split == "auto"; }
+
+// The micro-batch the planner profiles and plans in: --micro-batch, or 1 row.
+int64_t planner_micro_rows(const TrainRunOptions& options) {
+  return options.micro_batch > 0 ? options.micro_batch : 1;
+}
+
+// The rows per rank of a data-parallel run of `ranks`: --dp-split, or even
+// (auto: the split of equal devices, which checks that the batch can be
+// planned; the run plans its own from the measured profile).
 std::vector<int64_t> rank_rows(const TrainRunOptions& options, const TrainConfig& config,
                                int ranks) {
+  if (planned_split(options)) {
+    const StepProfile equal{std::vector<double>(static_cast<size_t>(ranks), 1.0), 0.0};
+    return plan_split(equal, config.batch_size, planner_micro_rows(options), config.seq_len).rows;
+  }
   if (options.dp_split.empty()) return uniform_split(config.batch_size, ranks);
   return parse_split(options.dp_split, config.batch_size, ranks);
 }
@@ -125,10 +142,12 @@ void refuse_divergence(const StepRecord& r, int64_t last_checkpoint) {
 }
 
 // Steps to options.steps; only the lead prints and writes the directory.
-// `step1_grad_norms` (may be null) receives gradient_norms() after step 1.
+// `step1_grad_norms` (may be null) receives gradient_norms() after step 1,
+// `step_seconds` (may be null) every step's time.
 void train_steps(Trainer& trainer, const TrainRunOptions& options, bool lead,
                  std::ostream& progress,
-                 std::vector<std::pair<std::string, double>>* step1_grad_norms = nullptr) {
+                 std::vector<std::pair<std::string, double>>* step1_grad_norms = nullptr,
+                 std::vector<double>* step_seconds = nullptr) {
   if (trainer.steps_done() == options.steps) {  // resumed at its last step
     if (lead)
       progress << fmt::format("{} holds step {} of {} already: nothing to train, nothing written\n",
@@ -143,6 +162,7 @@ void train_steps(Trainer& trainer, const TrainRunOptions& options, bool lead,
     if (r.step == 1 && step1_grad_norms) *step1_grad_norms = gradient_norms(trainer);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (step_seconds) step_seconds->push_back(ms / 1000);
     if (lead)
       progress << fmt::format(
                       "step {:>5}/{}  loss {:.6f}  grad_norm {:.4f}  lr {:.2e}  {:.1f} ms\n",
@@ -198,10 +218,10 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
     if (device_specs(options.device).size() > 1)
       throw Error(StatusCode::kInvalidArgument,
                   "--adapter names several devices: give --np or run under a launcher");
-    if (!options.dp_split.empty())
+    if (!options.dp_split.empty() || options.plan)
       throw Error(StatusCode::kInvalidArgument,
-                  "--dp-split splits a data-parallel run's batch: give --np or run under a "
-                  "launcher");
+                  std::string(options.plan ? "--plan plans" : "--dp-split splits") +
+                      " a data-parallel run's batch: give --np or run under a launcher");
     micro_batch_rows(options.micro_batch, config.batch_size, "the batch's");
     device = Runtime::global().device(options.device);
   } catch (const Error& e) {
@@ -234,6 +254,100 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
   return 0;
 }
 
+// The measured step time of a run: the mean over its steps after the first
+// (which pays for first-use allocations and kernel compilation).
+double measured_step_seconds(const std::vector<double>& step_seconds) {
+  if (step_seconds.size() < 2) return step_seconds.empty() ? 0 : step_seconds.front();
+  double sum = 0;
+  for (size_t k = 1; k < step_seconds.size(); ++k) sum += step_seconds[k];
+  return sum / static_cast<double>(step_seconds.size() - 1);
+}
+
+// The profile, the plans and what the lead prints of them (--dp-split auto, --plan).
+struct PlannedRun {
+  StepProfile profile;
+  SplitPlan chosen;  // the split the run uses
+};
+
+PlannedRun plan_run(comm::Communicator& comm, HalOps& ops, const TrainConfig& config,
+                    const TrainRunOptions& options, const std::vector<std::string>& device_types,
+                    bool lead, std::ostream& progress) {
+  const int64_t micro = planner_micro_rows(options);
+  PlannedRun run;
+  run.profile = measure_step_profile(comm, ops, config, micro);
+  const SplitPlan best = plan_split(run.profile, config.batch_size, micro, config.seq_len);
+  run.chosen = planned_split(options)
+                   ? best
+                   : predict_split(run.profile, rank_rows(options, config, comm.size()), micro,
+                                   config.seq_len);
+  if (!lead) return run;
+  progress << fmt::format(
+                  "profile: micro-batches of {} rows; a pass takes {} s; the update {:.4f} s\n",
+                  micro, fmt::join(run.profile.pass_seconds, " / "), run.profile.update_seconds)
+           << describe_plan(best, device_types);
+  const std::vector<int64_t> uniform = uniform_split(config.batch_size, comm.size());
+  bool uniform_fits = true;
+  for (int64_t r : uniform) uniform_fits = uniform_fits && r % micro == 0;
+  if (uniform_fits && uniform != best.rows) {
+    const SplitPlan even = predict_split(run.profile, uniform, micro, config.seq_len);
+    progress << fmt::format("an even split {} would take {:.3f} s a step, eta {:.3f}\n",
+                            split_text(uniform), even.predicted_step_seconds, even.eta);
+  }
+  if (!planned_split(options) && run.chosen.rows != best.rows)
+    progress << fmt::format("--dp-split {} would take {:.3f} s a step, eta {:.3f}\n",
+                            split_text(run.chosen.rows), run.chosen.predicted_step_seconds,
+                            run.chosen.eta);
+  progress << std::flush;
+  return run;
+}
+
+// What the lead reports after a planned run: the prediction against the
+// measurement, printed and written to <out>/data_parallel.json.
+void report_planned_run(const PlannedRun& run, const std::vector<double>& step_seconds,
+                        const TrainConfig& config, const TrainRunOptions& options,
+                        const std::vector<std::string>& device_types, std::ostream& progress) {
+  const SplitPlan& plan = run.chosen;
+  const double measured = measured_step_seconds(step_seconds);
+  if (!(measured > 0)) return;
+  const double tokens = static_cast<double>(config.batch_size * config.seq_len);
+  double devices = 0, fastest = 0;
+  for (double f : plan.device_tokens_per_second) {
+    devices += f;
+    fastest = std::max(fastest, f);
+  }
+  const double pool = tokens / measured;
+  const double error = (plan.predicted_step_seconds - measured) / measured;
+  progress << fmt::format(
+                  "measured {:.3f} s a step (mean of {} steps), predicted {:.3f} s: error "
+                  "{:+.1f}%; {:.0f} tokens/s, eta {:.3f}, gain {:.2f}\n",
+                  measured, step_seconds.size() > 1 ? step_seconds.size() - 1 : 1,
+                  plan.predicted_step_seconds, 100 * error, pool, pool / devices, pool / fastest)
+           << std::flush;
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (size_t r = 0; r < plan.rows.size(); ++r)
+    ranks.push_back({{"device_type", device_types.at(r)},
+                     {"rows", plan.rows[r]},
+                     {"pass_seconds", run.profile.pass_seconds[r]},
+                     {"compute_seconds", plan.compute_seconds[r]},
+                     {"alone_tokens_per_second", plan.device_tokens_per_second[r]}});
+  const nlohmann::ordered_json report = {{"split", split_text(plan.rows)},
+                                         {"planned", planned_split(options)},
+                                         {"micro_batch_rows", planner_micro_rows(options)},
+                                         {"ranks", ranks},
+                                         {"update_seconds", plan.update_seconds},
+                                         {"bottleneck_rank", plan.bottleneck_rank},
+                                         {"predicted_step_seconds", plan.predicted_step_seconds},
+                                         {"measured_step_seconds", measured},
+                                         {"prediction_error", error},
+                                         {"tokens_per_second", pool},
+                                         {"eta", pool / devices},
+                                         {"gain", pool / fastest},
+                                         {"predicted_eta", plan.eta},
+                                         {"predicted_gain", plan.gain}};
+  write_file_atomically((std::filesystem::path(options.out_dir) / kDataParallelReport).string(),
+                        report.dump(2) + "\n");
+}
+
 // One rank: its device is entry rank % size of --adapter.
 int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostream& errors) {
   const comm::LaunchInfo launch = comm::detect_launch();
@@ -248,21 +362,28 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
     comm_config.device_type = device.device_type();
     comm_config.vendor = device.adapter_name();
     comm = comm::Communicator::from_environment(comm_config);
-    DataParallelRank data_parallel(*comm, config.batch_size,
-                                   parse_weight_policy(options.dp_weights),
-                                   rank_rows(options, config, comm->size()));
+    const bool lead = comm->rank() == 0;
+    std::vector<std::string> device_types;
+    for (const comm::RankInfo& r : comm->ranks()) device_types.push_back(r.device_type);
     Stream stream(device);
     HalOps ops(Runtime::global().dispatcher(), stream);
-    Trainer trainer(config, ops, &data_parallel, options.micro_batch);
+    std::optional<PlannedRun> planned;
+    if (planned_split(options) || options.plan)
+      planned = plan_run(*comm, ops, config, options, device_types, lead, progress);
+    if (options.plan) return 0;
+    DataParallelRank data_parallel(
+        *comm, config.batch_size, parse_weight_policy(options.dp_weights),
+        planned ? planned->chosen.rows : rank_rows(options, config, comm->size()));
+    Trainer trainer(config, ops, &data_parallel,
+                    planned_split(options) ? planner_micro_rows(options) : options.micro_batch);
     if (!restore_if_resuming(trainer, options, config, errors, who)) {
       comm->abort("rank " + std::to_string(launch.rank) + " could not resume");
       return 2;
     }
-    const bool lead = comm->rank() == 0;
     if (lead) {
       std::string ranks;
-      for (const comm::RankInfo& r : comm->ranks())
-        ranks += fmt::format("{}rank {} {}", ranks.empty() ? "" : ", ", r.rank, r.device_type);
+      for (size_t r = 0; r < device_types.size(); ++r)
+        ranks += fmt::format("{}rank {} {}", ranks.empty() ? "" : ", ", r, device_types[r]);
       progress << fmt::format(
           "training GPT-2 '{}' ({} parameters), data parallel over {} ranks ({}), rows per rank "
           "{}{}, corpus {:016x}\n",
@@ -270,7 +391,8 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
           split_text(data_parallel.split()), micro_batch_text(trainer), trainer.corpus_hash());
     }
     const int64_t steps_before = trainer.steps_done();
-    train_steps(trainer, options, lead, progress);
+    std::vector<double> step_seconds;
+    train_steps(trainer, options, lead, progress, nullptr, &step_seconds);
     if (lead)
       progress << fmt::format(
           "the {} replicas' weights hashed the same after {} of the {} steps trained\n",
@@ -280,6 +402,8 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
       progress << fmt::format(
           "weights taken from rank 0 after {} of {} steps (--dp-weights sync)\n",
           data_parallel.weight_syncs(), trainer.steps_done());
+    if (lead && planned)
+      report_planned_run(*planned, step_seconds, config, options, device_types, progress);
   } catch (const Error& e) {
     errors << (who + e.message() + "\n") << std::flush;  // one write: ranks share stderr
     if (comm) comm->abort(who + e.message());

@@ -33,12 +33,21 @@ struct TrainRunOptions {
   // end the job; "sync": they take rank 0's (data_parallel.hpp, WeightPolicy).
   std::string dp_weights = "shard";
   // Rows of the global batch per rank, by ranks in order ("6:2",
-  // data_parallel.hpp parse_split); empty: an even split.
+  // data_parallel.hpp parse_split); empty: an even split; "auto": the split
+  // planner's (split_planner.hpp), in micro-batches of micro_batch rows (1
+  // when 0).
   std::string dp_split;
+  // Print the planner's split and its prediction, then stop (no training).
+  bool plan = false;
   // Rows per forward/backward pass (gradient accumulation over the rest);
   // 0: a rank's share, or the batch, in one pass.
   int64_t micro_batch = 0;
 };
+
+// A data-parallel run that measured a profile (--dp-split auto, --plan)
+// reports its prediction against the measured step time, and writes it
+// with the split to <out>/data_parallel.json (kDataParallelReport).
+inline constexpr const char* kDataParallelReport = "data_parallel.json";
 
 // Exit code: 0 done, 2 a bad option or device (message on `errors`), 3 when
 // the run failed: a step's loss or gradient norm was not finite (training

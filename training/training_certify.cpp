@@ -244,9 +244,14 @@ conformance::AdapterRun certify_pool(const std::vector<std::string>& targets,
   nlohmann::json record = loss_curve_case(run.name, base, reference, criteria, pool.loss,
                                           pool.grad_norm, repro, pool.seconds * 1000);
   record["metrics"].update({{"rows_per_rank", pool.rows_per_rank},
-                            {"step_seconds", pool.seconds / static_cast<double>(reference.steps)}});
-  record["message"] = fmt::format("rows per rank {}: {}", split_text(pool.rows_per_rank),
-                                  record["message"].get<std::string>());
+                            {"step_seconds", pool.measured_step_seconds},
+                            {"predicted_step_seconds", pool.predicted_step_seconds},
+                            {"eta", pool.eta},
+                            {"gain", pool.gain}});
+  record["message"] = fmt::format(
+      "rows per rank {} (planned), {:.3f} s a step (predicted {:.3f}), eta {:.3f}, gain {:.2f}: {}",
+      split_text(pool.rows_per_rank), pool.measured_step_seconds, pool.predicted_step_seconds,
+      pool.eta, pool.gain, record["message"].get<std::string>());
   run.records.push_back(std::move(record));
   return run;
 }

@@ -1,6 +1,8 @@
 #include "sim_adapter.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/prctl.h>
 
 #include "abi_struct_size.hpp"
 #include "drift_kernels.hpp"
@@ -95,6 +98,10 @@ polychip_status device_properties(polychip_device_properties_args* a) {
   std::snprintf(p.device_type, sizeof p.device_type, "%s", profile.device_type);
   if (profile.engine == KernelEngine::kNvidiaEmulation)  // what results record as its provenance
     std::snprintf(p.name, sizeof p.name, "%s", kNvidiaEmulationDeviceName);
+  else if (profile.modelled())
+    std::snprintf(p.name, sizeof p.name,
+                  "modelled chip (%g GFLOP/s, %g GB/s, %g us a launch; faithful numerics)",
+                  profile.roofline.gflops, profile.roofline.gbytes_s, profile.roofline.launch_us);
   else
     std::snprintf(p.name, sizeof p.name, "simulated chip (%s)",
                   *profile.defect ? profile.defect : "faithful numerics");
@@ -356,10 +363,25 @@ polychip_status run_profile_kernel(const SimProfile& profile, const cpu::KernelC
              : cpu::run_kernel(call);
 }
 
+// Sleeps until a kernel that began at `start` has taken 1/speed of its own
+// time and, on a modelled-speed chip, at least its roofline time.
+void pace_to_device_speed(const SimProfile& profile, double speed, const cpu::KernelCall& call,
+                          Clock::time_point start) {
+  // A sleep ends up to the thread's timer slack late (50 µs by default, as
+  // much as a modelled launch): the pacing thread asks for 1 µs.
+  thread_local const bool fine_timer_slack = prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) == 0;
+  (void)fine_timer_slack;
+  auto until = start + std::chrono::duration_cast<Clock::duration>((Clock::now() - start) / speed);
+  if (profile.modelled())
+    until = std::max(
+        until, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                           roofline_seconds(profile.roofline, kernel_work(call)))));
+  std::this_thread::sleep_until(until);
+}
+
 // The one kernel entry: drains the stream, unlocks the tensors' memory,
 // runs the profile's kernel (the cpu kernel with the device's numerics, or
-// the NVIDIA emulation), then stretches the time
-// to the device's speed.
+// the NVIDIA emulation), then stretches the time to the device's speed.
 polychip_status sim_kernel(const polychip_kernel_args* args) {
   if (!args || !args->op || !args->tensors || !args->attrs || args->num_tensors < 0 ||
       args->num_tensors > POLYCHIP_MAX_OP_TENSORS)
@@ -399,8 +421,7 @@ polychip_status sim_kernel(const polychip_kernel_args* args) {
     const cpu::KernelCall call{op, {views, n}, args->attrs, &profile.numerics};
     const auto start = Clock::now();
     const polychip_status st = run_profile_kernel(profile, call, {memory_end, n});
-    const double speed = sim_config().devices[args->device].speed;
-    if (speed < 1.0) std::this_thread::sleep_for((Clock::now() - start) * (1.0 / speed - 1.0));
+    pace_to_device_speed(profile, sim_config().devices[args->device].speed, call, start);
     return st == POLYCHIP_OK ? st : fail(st, cpu::last_kernel_error());
   } catch (const std::exception& e) {
     return fail(POLYCHIP_INTERNAL, fmt::format("{}: {}", op, e.what()));

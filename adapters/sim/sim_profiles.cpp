@@ -4,6 +4,7 @@
 #include "f16_row_precision.hpp"
 
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -71,7 +72,27 @@ const SimProfile kProfiles[] = {
 
 }  // namespace
 
-std::span<const SimProfile> sim_profiles() { return kProfiles; }
+const ModelledChips& modelled_chips() {
+  static const ModelledChips chips = parse_modelled_chips(std::getenv("POLYCHIP_SIM_MODELLED"));
+  return chips;
+}
+
+std::span<const SimProfile> sim_profiles() {
+  static const std::vector<SimProfile> profiles = [] {
+    std::vector<SimProfile> all(std::begin(kProfiles), std::end(kProfiles));
+    static std::deque<std::string> device_types;  // the profiles point into it
+    for (const ModelledChip& chip : modelled_chips().chips) {
+      device_types.push_back("sim.modelled-" + chip.name);
+      all.push_back({.device_type = device_types.back().c_str(),
+                     .defect = "",
+                     .numerics = cpu::Numerics{},
+                     .role = ProfileRole::kFaithful,
+                     .roofline = chip.roofline});
+    }
+    return all;
+  }();
+  return profiles;
+}
 
 bool kernel_defect_touches(const SimProfile& profile, std::string_view op) {
   if (profile.kernel_defect == KernelDefect::kF16RowPrecision) return is_f16_precision_row_op(op);
@@ -126,8 +147,12 @@ SimConfig parse_sim_config(const char* memory_mb, const char* speed) {
 }
 
 const SimConfig& sim_config() {
-  static const SimConfig config =
-      parse_sim_config(std::getenv("POLYCHIP_SIM_MEMORY_MB"), std::getenv("POLYCHIP_SIM_SPEED"));
+  static const SimConfig config = [] {
+    SimConfig c =
+        parse_sim_config(std::getenv("POLYCHIP_SIM_MEMORY_MB"), std::getenv("POLYCHIP_SIM_SPEED"));
+    if (c.error.empty()) c.error = modelled_chips().error;
+    return c;
+  }();
   return config;
 }
 

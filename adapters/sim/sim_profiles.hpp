@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "numerics.hpp"
+#include "roofline.hpp"
 #include "sim_defects.hpp"
 
 namespace polychip::sim {
@@ -40,10 +41,18 @@ struct SimProfile {
   CopyDefect copy_defect = CopyDefect::kNone;
   KernelEngine engine = KernelEngine::kCpuKernels;
   ProfileRole role = ProfileRole::kDefective;
+  // A modelled-speed chip's (roofline.hpp); gflops 0 for the others.
+  Roofline roofline = {};
+
+  bool modelled() const { return roofline.gflops > 0; }
 };
 
-// In device-index order.
+// In device-index order: the built-in profiles, then one faithful
+// modelled-speed chip per entry of POLYCHIP_SIM_MODELLED.
 std::span<const SimProfile> sim_profiles();
+
+// POLYCHIP_SIM_MODELLED, read once (roofline.hpp).
+const ModelledChips& modelled_chips();
 
 // Whether `op` runs through the profile's kernel defect.
 bool kernel_defect_touches(const SimProfile& profile, std::string_view op);
@@ -52,7 +61,8 @@ bool kernel_defect_touches(const SimProfile& profile, std::string_view op);
 //  POLYCHIP_SIM_MEMORY_MB  device memory of every sim device (default 1024);
 //  POLYCHIP_SIM_SPEED      "0.5" for all devices, or "sim.bf16acc=0.25,..."
 //                          per device type; a device at speed s takes 1/s
-//                          of the cpu's kernel time (s in (0, 1]).
+//                          of the cpu's kernel time (s in (0, 1]);
+//  POLYCHIP_SIM_MODELLED   the modelled-speed chips (roofline.hpp).
 struct SimSettings {
   uint64_t memory_bytes = 1024ull << 20;
   double speed = 1.0;

@@ -17,7 +17,8 @@ const bool registered = polychip::cli::register_command(
                      "sim.nvidia_emu, sim.drift, ...: polychip info lists them); data parallel: a "
                      "comma-separated list, rank r uses entry r % size")
           ->capture_default_str();
-      sub.add_option("-p,--preset", o->preset, "model and batch sizes: tiny | default | gpt2-small")
+      sub.add_option("-p,--preset", o->preset,
+                     "model and batch sizes: tiny | default | pool | gpt2-small")
           ->capture_default_str();
       sub.add_option("-n,--steps", o->steps, "total optimizer steps")
           ->check(polychip::cli::whole_number<int64_t>())
@@ -49,7 +50,13 @@ const bool registered = polychip::cli::register_command(
       sub.add_option("--dp-split", o->dp_split,
                      "data parallel: rows of the global batch per rank, by ranks in order, e.g. "
                      "6:2 (one positive count per rank, summing to the preset's batch_size; "
-                     "default: an even split)");
+                     "default: an even split), or auto: the split planner's, from each "
+                     "device's measured pass time (micro-batches of --micro-batch rows, "
+                     "default 1)");
+      sub.add_flag("--plan", o->plan,
+                   "data parallel: measure the devices and the update, print the planner's "
+                   "split with its predicted step time, eta and bottleneck (and the prediction "
+                   "for --dp-split), then stop without training");
       sub.add_option("--micro-batch", o->micro_batch,
                      "rows per forward/backward pass, gradients accumulated over the rest (it "
                      "must divide the batch, or every rank's share; default: all in one pass)");

@@ -201,6 +201,83 @@ TEST_F(DataParallelCommand, AMalformedSplitIsRefusedBeforeStarting) {
             std::string::npos);
 }
 
+// An environment variable for the rank processes this test starts.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+constexpr const char* kFourToOneChips = "fast=2:2:20,slow=0.5:0.5:80";
+
+// Two modelled-speed chips, 4:1 in speed: the planner gives the fast one
+// most of the 128 one-row micro-batches, predicts the step time, and the
+// run reports the prediction against the measurement; the split changes
+// the curve no more than the cross-vendor tier allows.
+TEST_F(DataParallelCommand, TheAutoSplitFollowsModelledSpeedsAndReportsItsPrediction) {
+  const ScopedEnv chips("POLYCHIP_SIM_MODELLED", kFourToOneChips);
+  ASSERT_EQ(train({"--preset", "pool", "--steps", "3", "--micro-batch", "1", "--out",
+                   (dir_ / "single").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  ASSERT_EQ(train({"--np", "2", "-a", "sim.modelled-fast,sim.modelled-slow", "--preset", "pool",
+                   "--steps", "3", "--dp-split", "auto", "--out", (dir_ / "dp").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  const std::string out = slurp(dir_ / "stdout");
+  for (const char* line :
+       {"profile: micro-batches of 1 rows", "plan: rows per rank", "an even split 64:64 would take",
+        "measured ", "weights hashed the same after 3 of the 3 steps"})
+    EXPECT_NE(out.find(line), std::string::npos) << line << "\n" << out;
+  const std::vector<int64_t> rows = recorded_split(dir_ / "dp");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0] + rows[1], 128);
+  EXPECT_GT(rows[0], 2 * rows[1]);
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "dp" / "data_parallel.json"));
+  EXPECT_EQ(report["split"], std::to_string(rows[0]) + ":" + std::to_string(rows[1]));
+  EXPECT_TRUE(report["planned"].get<bool>());
+  EXPECT_EQ(report["ranks"][1]["device_type"], "sim.modelled-slow");
+  EXPECT_GT(report["predicted_step_seconds"].get<double>(), 0);
+  EXPECT_GT(report["measured_step_seconds"].get<double>(), 0);
+  EXPECT_GT(report["eta"].get<double>(), 0);
+  EXPECT_LT(report["eta"].get<double>(), 1.05);
+  expect_cross_vendor_match(curve("single"), curve("dp"));
+}
+
+TEST_F(DataParallelCommand, PlanPrintsThePlanAndTrainsNothing) {
+  const ScopedEnv chips("POLYCHIP_SIM_MODELLED", kFourToOneChips);
+  ASSERT_EQ(train({"--np", "2", "-a", "sim.modelled-slow,sim.modelled-fast", "--preset", "pool",
+                   "--plan", "--dp-split", "64:64", "--out", (dir_ / "dp").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  const std::string out = slurp(dir_ / "stdout");
+  EXPECT_NE(out.find("plan: rows per rank"), std::string::npos) << out;
+  EXPECT_NE(out.find("bottleneck"), std::string::npos) << out;
+  EXPECT_EQ(out.find("training GPT-2"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir_ / "dp" / "training_state.json"));
+  EXPECT_EQ(train({"--plan", "--preset", "pool", "--out", (dir_ / "one").string()}), 2);
+  EXPECT_NE(slurp(dir_ / "stderr").find("--plan plans a data-parallel run"), std::string::npos);
+}
+
+TEST_F(DataParallelCommand, AnUnplannableBatchOrAMalformedChipIsRefusedBeforeStarting) {
+  EXPECT_EQ(train({"--np", "2", "--dp-split", "auto", "--micro-batch", "8", "--preset", "default",
+                   "--out", (dir_ / "dp").string()}),
+            2);
+  EXPECT_NE(slurp(dir_ / "stderr")
+                .find("--dp-split auto: a global batch of 8 rows is not 2 or more whole "
+                      "micro-batches of 8 rows"),
+            std::string::npos)
+      << slurp(dir_ / "stderr");
+  const ScopedEnv chips("POLYCHIP_SIM_MODELLED", "fast=2");
+  EXPECT_EQ(
+      train({"-a", "sim.modelled-fast", "--preset", "tiny", "--out", (dir_ / "one").string()}), 2);
+  EXPECT_NE(slurp(dir_ / "stderr").find("POLYCHIP_SIM_MODELLED: 'fast=2'"), std::string::npos)
+      << slurp(dir_ / "stderr");
+}
+
 // The rank processes of launcher `pid` whose environment holds RANK=rank.
 pid_t rank_process(pid_t launcher, int rank) {
   const std::string children = slurp("/proc/" + std::to_string(launcher) + "/task/" +

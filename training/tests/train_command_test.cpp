@@ -168,7 +168,7 @@ TEST_F(TrainCommand, BadDeviceOrOptionIsAUsageError) {
   EXPECT_NE(r.err.find("no device 'no_such_chip'"), std::string::npos) << r.err;
   r = train("--preset huge --steps 1 --out " + (dir_ / "x").string());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("presets: tiny, default, gpt2-small"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("presets: tiny, default, pool, gpt2-small"), std::string::npos) << r.err;
   r = train("--preset tiny --steps 0 --out " + (dir_ / "x").string());
   EXPECT_EQ(r.exit_code, 2);
   r = train("--preset tiny --steps 1");  // --out missing

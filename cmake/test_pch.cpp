@@ -1,0 +1,1 @@
+// The translation unit that builds test_pch.hpp's precompiled header.
