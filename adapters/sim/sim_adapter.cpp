@@ -12,7 +12,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <sys/prctl.h>
 
 #include "abi_struct_size.hpp"
 #include "drift_kernels.hpp"
@@ -235,7 +234,7 @@ polychip_status copy(polychip_copy_args* a) {
   }
   auto stream = streams().find(a->stream);
   if (!stream) return fail(POLYCHIP_INVALID_ARGUMENT, "copy: not a live sim stream handle");
-  stream->enqueue(std::move(work));
+  stream->enqueue_after_kernels(std::move(work));
   return POLYCHIP_OK;
 }
 
@@ -262,6 +261,7 @@ polychip_status stream_synchronize(polychip_stream_args* a) {
   if (!s)
     return fail(POLYCHIP_INVALID_ARGUMENT, "stream_synchronize: not a live sim stream handle");
   s->synchronize();
+  sleep_until_precisely(s->kernels_end());
   return POLYCHIP_OK;
 }
 
@@ -300,7 +300,7 @@ polychip_status event_record(polychip_event_args* a) {
   std::shared_ptr<SimStream> s;
   SIM_CHECK(event_and_stream(a, "event_record", e, s));
   const uint64_t generation = e->begin_record();
-  s->enqueue([e, generation] { e->complete(generation); });
+  s->enqueue_after_kernels([e, generation] { e->complete(generation); });
   return POLYCHIP_OK;
 }
 
@@ -363,20 +363,18 @@ polychip_status run_profile_kernel(const SimProfile& profile, const cpu::KernelC
              : cpu::run_kernel(call);
 }
 
-// Sleeps until a kernel that began at `start` has taken 1/speed of its own
-// time and, on a modelled-speed chip, at least its roofline time.
-void pace_to_device_speed(const SimProfile& profile, double speed, const cpu::KernelCall& call,
-                          Clock::time_point start) {
-  // A sleep ends up to the thread's timer slack late (50 µs by default, as
-  // much as a modelled launch): the pacing thread asks for 1 µs.
-  thread_local const bool fine_timer_slack = prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) == 0;
-  (void)fine_timer_slack;
-  auto until = start + std::chrono::duration_cast<Clock::duration>((Clock::now() - start) / speed);
+// A slowed device's kernel takes 1/speed of its own time, a modelled-speed
+// chip's at least its roofline time: that is added to the stream's device
+// timeline (sim_stream.hpp). A faithful device at full speed adds nothing.
+void pace_to_device_speed(SimStream& stream, const SimProfile& profile, double speed,
+                          const cpu::KernelCall& call, Clock::time_point start) {
+  const Clock::duration elapsed = Clock::now() - start;
+  auto device_time = std::chrono::duration_cast<Clock::duration>(elapsed / speed);
   if (profile.modelled())
-    until = std::max(
-        until, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                           roofline_seconds(profile.roofline, kernel_work(call)))));
-  std::this_thread::sleep_until(until);
+    device_time = std::max(
+        device_time, std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                         roofline_seconds(profile.roofline, kernel_work(call)))));
+  if (device_time > elapsed) stream.add_kernel_time(start, device_time);
 }
 
 // The one kernel entry: drains the stream, unlocks the tensors' memory,
@@ -421,7 +419,7 @@ polychip_status sim_kernel(const polychip_kernel_args* args) {
     const cpu::KernelCall call{op, {views, n}, args->attrs, &profile.numerics};
     const auto start = Clock::now();
     const polychip_status st = run_profile_kernel(profile, call, {memory_end, n});
-    pace_to_device_speed(profile, sim_config().devices[args->device].speed, call, start);
+    pace_to_device_speed(*stream, profile, sim_config().devices[args->device].speed, call, start);
     return st == POLYCHIP_OK ? st : fail(st, cpu::last_kernel_error());
   } catch (const std::exception& e) {
     return fail(POLYCHIP_INTERNAL, fmt::format("{}: {}", op, e.what()));

@@ -1,6 +1,18 @@
 #include "sim_stream.hpp"
 
+#include <sys/prctl.h>
+
+#include <algorithm>
+
 namespace polychip::sim {
+
+void sleep_until_precisely(Clock::time_point when) {
+  // A sleep ends up to the thread's timer slack late (50 µs by default):
+  // the sleeping threads ask for 1 µs.
+  thread_local const bool fine_timer_slack = prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) == 0;
+  (void)fine_timer_slack;
+  std::this_thread::sleep_until(when);
+}
 
 uint64_t SimEvent::begin_record() {
   std::lock_guard lock(mutex_);
@@ -61,6 +73,27 @@ void SimStream::enqueue(std::function<void()> task) {
     tasks_.push_back(std::move(task));
   }
   work_cv_.notify_one();
+}
+
+void SimStream::enqueue_after_kernels(std::function<void()> task) {
+  const Clock::time_point end = kernels_end();
+  if (end > Clock::now()) enqueue([end] { sleep_until_precisely(end); });
+  enqueue(std::move(task));
+}
+
+void SimStream::add_kernel_time(Clock::time_point launched, Clock::duration device_time) {
+  Clock::time_point host_may_run_to;
+  {
+    std::lock_guard lock(timeline_mutex_);
+    kernels_end_ = std::max(kernels_end_, launched) + device_time;
+    host_may_run_to = kernels_end_ - kRunAhead;
+  }
+  if (host_may_run_to > Clock::now()) sleep_until_precisely(host_may_run_to);
+}
+
+Clock::time_point SimStream::kernels_end() const {
+  std::lock_guard lock(timeline_mutex_);
+  return kernels_end_;
 }
 
 void SimStream::synchronize() {

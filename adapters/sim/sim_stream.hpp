@@ -3,6 +3,15 @@
 // kernels drain the stream and then run on the caller's thread, so order
 // is kept and kernel errors are reported by the launching call. An event
 // records the time its stream reached it.
+//
+// A slowed or modelled-speed device (sim_profiles.hpp) also keeps a device
+// timeline: each kernel, once run, occupies the device for its modelled time
+// from when the device is free (or from its launch, if later). The host runs
+// ahead of the timeline by at most kRunAhead, as it runs ahead of a real
+// device's queue, so the host's own work overlaps the device's; copies,
+// event records and stream_synchronize come after the timeline's end.
+// Waits are for points on the timeline, so a late wake-up is made up by the
+// kernels after it rather than added to the total.
 #pragma once
 
 #include <chrono>
@@ -16,6 +25,9 @@
 namespace polychip::sim {
 
 using Clock = std::chrono::steady_clock;
+
+// sleep_until with a 1 µs timer slack on the calling thread.
+void sleep_until_precisely(Clock::time_point when);
 
 class SimEvent {
  public:
@@ -51,8 +63,17 @@ class SimStream {
 
   int device() const { return device_; }
   void enqueue(std::function<void()> task);
+  // `task` after the timeline's end (then enqueue's order).
+  void enqueue_after_kernels(std::function<void()> task);
   // Returns when every task enqueued so far has run.
   void synchronize();
+
+  // The timeline: a kernel launched at `launched` occupies the device for
+  // `device_time`; returns once the host is no more than kRunAhead ahead.
+  void add_kernel_time(Clock::time_point launched, Clock::duration device_time);
+  // When the device finishes the kernels launched so far.
+  Clock::time_point kernels_end() const;
+  static constexpr std::chrono::microseconds kRunAhead{2000};
 
  private:
   void run();
@@ -63,6 +84,8 @@ class SimStream {
   std::deque<std::function<void()>> tasks_;
   bool busy_ = false;
   bool stopping_ = false;
+  mutable std::mutex timeline_mutex_;
+  Clock::time_point kernels_end_{};
   std::thread worker_;
 };
 
