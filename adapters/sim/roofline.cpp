@@ -16,10 +16,10 @@ namespace {
 
 constexpr std::string_view kVariable = "POLYCHIP_SIM_MODELLED";
 
-bool positive_number(const std::string& text, double& value) {
+bool finite_number(const std::string& text, double& value) {
   char* end = nullptr;
   value = std::strtod(text.c_str(), &end);
-  return !text.empty() && *end == '\0' && std::isfinite(value) && value > 0;
+  return !text.empty() && *end == '\0' && std::isfinite(value);
 }
 
 // The device type "sim.modelled-<name>" must stay a device-type id:
@@ -38,8 +38,9 @@ bool parse_roofline(const std::string& text, Roofline& roofline) {
   for (std::string field; std::getline(in, field, ':');) fields.push_back(field);
   if (text.empty() || text.back() == ':' || fields.size() < 2 || fields.size() > 3) return false;
   double values[3] = {0, 0, 0};
-  for (size_t k = 0; k < fields.size(); ++k)
-    if (!positive_number(fields[k], values[k])) return false;
+  for (size_t k = 0; k < fields.size(); ++k)  // peak and bandwidth > 0, latency >= 0
+    if (!finite_number(fields[k], values[k]) || values[k] < 0 || (k < 2 && values[k] == 0))
+      return false;
   roofline = {values[0], values[1], values[2]};
   return true;
 }
@@ -59,7 +60,7 @@ ModelledChips parse_modelled_chips(const char* text) {
         !parse_roofline(item.substr(eq + 1), chip.roofline)) {
       out.error = std::string(kVariable) + ": '" + item +
                   "' is not name=GFLOP/s:GB/s[:launch µs] (a name of lower-case letters, digits "
-                  "and _, at most 40; positive numbers)";
+                  "and _, at most 40; peak and bandwidth > 0, latency >= 0)";
       out.chips.clear();
       return out;
     }

@@ -30,8 +30,8 @@ struct ModelledChips {
 };
 
 // "fast=8:4,slow=2:1:20": name=GFLOP/s:GB/s[:launch µs], names of
-// lower-case letters, digits and '_' (each once, at most 40), numbers
-// positive and finite.
+// lower-case letters, digits and '_' (each once, at most 40), finite
+// numbers, peak and bandwidth > 0, latency >= 0.
 ModelledChips parse_modelled_chips(const char* text);
 
 // The work one kernel call does, as the roofline counts it: gemm 2·B·M·N·K

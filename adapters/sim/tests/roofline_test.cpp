@@ -18,11 +18,12 @@ TEST(Roofline, ParsesNamedChipsAndRefusesMalformedOnes) {
   EXPECT_EQ(ok.chips[0].roofline.launch_us, 0);
   EXPECT_EQ(ok.chips[1].name, "slow_2");
   EXPECT_EQ(ok.chips[1].roofline.launch_us, 40);
+  EXPECT_EQ(parse_modelled_chips("fast=8:4:0").chips.at(0).roofline.launch_us, 0);
   EXPECT_TRUE(parse_modelled_chips(nullptr).chips.empty());
   EXPECT_TRUE(parse_modelled_chips("").chips.empty());
-  for (const char* bad :
-       {"fast", "fast=8", "fast=8:", "fast=8:4:1:1", "=8:4", "f.x=8:4", "fast=0:4", "fast=8:-1",
-        "fast=8:nan", "fast=8:inf", "fast=8:4,", "fast=8:4,fast=2:1", "fast=8x:4", "Fast=8:4"}) {
+  for (const char* bad : {"fast", "fast=8", "fast=8:", "fast=8:4:1:1", "=8:4", "f.x=8:4",
+                          "fast=0:4", "fast=8:-1", "fast=8:nan", "fast=8:inf", "fast=8:4,",
+                          "fast=8:4,fast=2:1", "fast=8x:4", "Fast=8:4", "fast=8:4:-1"}) {
     const ModelledChips c = parse_modelled_chips(bad);
     EXPECT_NE(c.error.find("POLYCHIP_SIM_MODELLED"), std::string::npos) << bad;
     EXPECT_TRUE(c.chips.empty()) << bad;
