@@ -182,6 +182,9 @@ void stop_running_worker() {
   }
 }
 
+RunningWorkerRegistration::RunningWorkerRegistration(pid_t pid) { running_worker = pid; }
+RunningWorkerRegistration::~RunningWorkerRegistration() { running_worker = 0; }
+
 AdapterRun run_adapter(const std::string& adapter, const std::vector<precision::CaseSpec>& cases,
                        const CertifyOptions& o, const ProgressFn& progress) {
   const ChildrenWaitable waitable;

@@ -6,6 +6,8 @@
 // next case, so the run always completes.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -50,5 +52,16 @@ std::string self_executable();
 // group: a worker outlives a supervisor that a signal ends (it runs in a
 // group of its own), and one that hangs would never end. Async-signal-safe.
 void stop_running_worker();
+
+// Makes `pid` (the leader of its own process group) the worker that
+// stop_running_worker kills while this lives: a job run beside the workers,
+// such as the training suite's mixed pool.
+class RunningWorkerRegistration {
+ public:
+  explicit RunningWorkerRegistration(pid_t pid);
+  ~RunningWorkerRegistration();
+  RunningWorkerRegistration(const RunningWorkerRegistration&) = delete;
+  RunningWorkerRegistration& operator=(const RunningWorkerRegistration&) = delete;
+};
 
 }  // namespace polychip::conformance

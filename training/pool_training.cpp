@@ -14,6 +14,7 @@
 
 #include "polychip/error.hpp"
 #include "polychip/whole_file.hpp"
+#include "supervisor.hpp"
 #include "train_run.hpp"
 
 namespace polychip::training {
@@ -45,7 +46,9 @@ class ScratchFolder {
 
 // Runs argv[0] with `argv`, its stdout and stderr into `log`; its exit code
 // (128 + N for signal N). The job's ranks end with it: the launcher waits
-// for them and kills what is left when one fails.
+// for them and kills what is left when one fails. The job runs in a process
+// group of its own, registered as the running worker, so a certify that a
+// signal ends takes the launcher and its ranks with it.
 int run_to_log(const std::vector<std::string>& argv, const std::filesystem::path& log) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -53,11 +56,14 @@ int run_to_log(const std::vector<std::string>& argv, const std::filesystem::path
   const pid_t pid = ::fork();
   if (pid < 0) internal(fmt::format("mixed pool: fork: {}", std::strerror(errno)));
   if (pid == 0) {
+    ::setpgid(0, 0);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) _exit(126);
     ::execv(args[0], args.data());
     _exit(127);
   }
+  ::setpgid(pid, pid);  // as the child does: whichever runs first
+  const conformance::RunningWorkerRegistration registration(pid);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) internal(fmt::format("mixed pool: waitpid: {}", std::strerror(errno)));
