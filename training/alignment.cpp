@@ -129,6 +129,36 @@ double step1_grad_rtol(const std::string& precision) {
   return precision == "bf16" ? kStep1GradRtolBf16 : kStep1GradRtol;
 }
 
+namespace {
+
+// Step1Diagnosis::culprit: the median ratio over the tensors with a nonzero
+// reference is the common factor; the largest |ratio / factor - 1| names
+// the culprit (a non-finite run norm first of all).
+void name_culprit(const std::vector<std::pair<std::string, double>>& reference,
+                  const std::vector<std::pair<std::string, double>>& run, Step1Diagnosis& d) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < reference.size(); ++i)
+    if (reference[i].second != 0 && std::isfinite(run[i].second))
+      ratios.push_back(run[i].second / reference[i].second);
+  if (ratios.empty()) return;
+  std::vector<double> sorted = ratios;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  d.common_scale = sorted[sorted.size() / 2];
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double ref = reference[i].second;
+    if (ref == 0 && std::isfinite(run[i].second)) continue;
+    const double deviation = std::isfinite(run[i].second)
+                                 ? std::fabs(run[i].second / (d.common_scale * ref) - 1)
+                                 : INFINITY;
+    if (d.culprit.empty() || deviation > d.culprit_relative) {
+      d.culprit = reference[i].first;
+      d.culprit_relative = deviation;
+    }
+  }
+}
+
+}  // namespace
+
 Step1Diagnosis diagnose_step1(const std::vector<std::pair<std::string, double>>& reference,
                               const std::vector<std::pair<std::string, double>>& run, double rtol) {
   if (reference.size() != run.size())
@@ -158,11 +188,18 @@ Step1Diagnosis diagnose_step1(const std::vector<std::pair<std::string, double>>&
           name, got, ref, relative, rtol);
     }
   }
+  name_culprit(reference, run, d);
   if (d.pass)
     d.summary = fmt::format(
         "step 1: every parameter's gradient within {:g} relative (worst {} at "
         "{:.3g})",
         rtol, d.worst, d.worst_relative);
+  else
+    d.summary += fmt::format(
+        "; with the factor common to every tensor ({:.6g}: clipping by the global norm) "
+        "taken out, {} deviates most ({:.3g} relative): the op computing its gradient is the "
+        "first suspect",
+        d.common_scale, d.culprit, d.culprit_relative);
   return d;
 }
 

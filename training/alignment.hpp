@@ -80,11 +80,20 @@ ToleranceJustification justified_rtol(const LossEnvelope& envelope);
 // and batch on every device, so only the ops' rounding separates two
 // devices there (~1e-6 relative in fp32); a tensor off by more than 0.1%
 // points at the op that computes its gradient.
+// The traces hold norms after clipping by the global norm, which scales
+// every tensor by one factor: a single wrong gradient changes that factor
+// and moves every tensor's norm, so the first tensor out of bounds is often
+// not the wrong one. The culprit is read with the common factor removed:
+// the median of the run/reference ratios is taken as the factor, and the
+// tensor whose ratio departs most from it is named.
 struct Step1Diagnosis {
   bool pass = true;
   std::optional<std::string> first_out;  // the first tensor out of bounds
   std::string worst;                     // the tensor with the largest relative deviation
   double worst_relative = 0;
+  double common_scale = 1;  // the median run/reference ratio
+  std::string culprit;      // the largest deviation from common_scale
+  double culprit_relative = 0;
   std::string summary;
 };
 inline constexpr double kStep1GradRtol = 1e-3, kStep1GradAtol = 1e-7;

@@ -66,7 +66,8 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_
                           shards_optimizer(data_parallel))),
       adam_v_(full_moment(ops.stream().device(), model_.layout().total(),
                           shards_optimizer(data_parallel))),
-      grad_norm_(ops.stream().device(), DType::kF32, {1}),
+      grad_norm_(shards_optimizer(data_parallel) ? Tensor()
+                                                 : Tensor(ops.stream().device(), DType::kF32, {1})),
       corpus_(generate_corpus(config.model.vocab_size, config.corpus_tokens, config.seed)),
       corpus_hash_(training::corpus_hash(corpus_)) {
   const std::vector<double> initial =
@@ -89,8 +90,7 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_
   // A micro-batch's or a rank's gradient is its part of the global batch's.
   model_.set_loss_positions(config.batch_size * config.seq_len);
   if (shards_optimizer(data_parallel_)) {
-    sharded_ = std::make_unique<ShardedAdamW>(data_parallel_->communicator(), ops_,
-                                              model_.layout().total());
+    sharded_ = std::make_unique<ShardedAdamW>(data_parallel_->communicator(), ops_, total);
     const std::vector<double> zeros(initial.size(), 0.0);
     sharded_->load(initial, zeros, zeros);
   } else {

@@ -97,7 +97,7 @@ class Trainer {
   Tensor master_params_;                // bf16 mixed precision only
   Tensor master_grads_;                 // bf16 mixed precision or several micro-batches
   Tensor micro_batch_grads_;            // bf16 mixed precision and several micro-batches
-  Tensor adam_m_, adam_v_, grad_norm_;  // AdamW moments: a replicated optimizer only
+  Tensor adam_m_, adam_v_, grad_norm_;  // a replicated optimizer only: AdamW moments, the norm
   std::unique_ptr<ShardedAdamW> sharded_;
   std::vector<int32_t> corpus_;
   uint64_t corpus_hash_ = 0;

@@ -176,6 +176,35 @@ TEST(Step1Diagnosis, NamesTheFirstTensorOutOfBoundsInForwardOrder) {
       << d.summary;
 }
 
+// One wrong bias gradient, norms after clipping by the global norm: the
+// wrong tensor moves the global norm, so every tensor's clipped norm moves
+// by the same factor and the first tensor in forward order is out of
+// bounds; the culprit, read with that factor taken out, is the bias.
+TEST(Step1Diagnosis, NamesTheWrongTensorThroughTheClippingFactor) {
+  const std::vector<std::pair<std::string, double>> grads = {
+      {"wte.weight", 1.5},           {"wpe.weight", 0.2},
+      {"h.0.ln_1.weight", 0.05},     {"h.0.attn.c_attn.weight", 0.8},
+      {"h.0.attn.c_attn.bias", 0.3}, {"h.0.mlp.c_fc.weight", 0.6}};
+  const auto clipped = [](std::vector<std::pair<std::string, double>> g) {
+    double squares = 0;
+    for (const auto& [name, norm] : g) squares += norm * norm;
+    for (auto& [name, norm] : g) norm *= 1.0 / std::sqrt(squares);  // clip 1.0
+    return g;
+  };
+  auto wrong = grads;
+  wrong[4].second *= 1.5;  // the bias gradient, half again too large
+  const Step1Diagnosis d = diagnose_step1(clipped(grads), clipped(wrong));
+  EXPECT_FALSE(d.pass);
+  EXPECT_EQ(d.first_out, "wte.weight");  // what norms compared as they are name
+  EXPECT_EQ(d.culprit, "h.0.attn.c_attn.bias");
+  EXPECT_NEAR(d.culprit_relative, 0.5, 1e-12);
+  EXPECT_NE(d.summary.find("h.0.attn.c_attn.bias deviates most (0.5 relative)"), std::string::npos)
+      << d.summary;
+  // A non-finite norm is the culprit whatever the others do.
+  wrong[2].second = NAN;
+  EXPECT_EQ(diagnose_step1(clipped(grads), wrong).culprit, "h.0.ln_1.weight");
+}
+
 // The worst tensor is the largest relative deviation (not absolute), the
 // first of equal ones; the bound atol + rtol |ref| is inclusive.
 TEST(Step1Diagnosis, TheWorstIsRelativeFirstOfEqualOnesAndTheBoundInclusive) {
