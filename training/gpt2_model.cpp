@@ -180,10 +180,20 @@ void Gpt2Model::backward() {
   ops_.layernorm_backward(d_ln_, residuals_.back(), param(layout_.ln_f_weight()).view(), ln_f_mean_,
                           ln_f_rstd_, d_residual_, grad(layout_.ln_f_weight()).view(),
                           grad(layout_.ln_f_bias()).view());
-  for (int l = config_.num_layers - 1; l >= 0; --l) block_backward(l, residuals_[l], d_residual_);
+  // The layout: wte, wpe, the blocks in order, ln_f (gpt2_params.cpp).
+  const auto& params = layout_.params();
+  const auto block_begin = [&](int l) { return params[layout_.blocks()[l].ln_1_weight].offset; };
+  gradients_ready(params[layout_.ln_f_weight()].offset, layout_.total());
+  for (int l = config_.num_layers - 1; l >= 0; --l) {
+    block_backward(l, residuals_[l], d_residual_);
+    gradients_ready(block_begin(l), l + 1 < config_.num_layers
+                                        ? block_begin(l + 1)
+                                        : params[layout_.ln_f_weight()].offset);
+  }
   ops_.embedding_backward(tokens_, d_residual_, d_wte_embedding_);
   ops_.add(d_wte, d_wte_embedding_, d_wte);
   ops_.embedding_backward(positions_, d_residual_, grad(layout_.wpe()).view());
+  gradients_ready(0, params[layout_.wpe()].offset + params[layout_.wpe()].numel());
 }
 
 void Gpt2Model::block_backward(int layer, const Tensor& input, Tensor& d_residual) {

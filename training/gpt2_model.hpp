@@ -7,6 +7,8 @@
 // Parameters and gradients are flat arrays in Gpt2ParamLayout order.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <vector>
 
@@ -46,6 +48,13 @@ class Gpt2Model {
   // Gradients of the mean loss of the last forward() into grads (every
   // element overwritten).
   void backward();
+  // Called by backward() with each flat range [begin, end) of the gradients
+  // as soon as its values are final, in the order backward finishes them
+  // (ln_f, the blocks from last to first, then the embeddings), every
+  // element once; the range's kernels are launched, not necessarily done.
+  // Empty: none (the default).
+  using GradientsReady = std::function<void(int64_t begin, int64_t end)>;
+  void set_gradients_ready(GradientsReady ready) { gradients_ready_ = std::move(ready); }
   // The number of positions backward() divides the loss by (default: this
   // model's batch * seq). A data-parallel rank sets the global batch's, so
   // the ranks' gradients sum to the global mean's.
@@ -58,6 +67,10 @@ class Gpt2Model {
   };
   BufferSlice param(int index) const;
   BufferSlice grad(int index) const;
+  void gradients_ready(int64_t begin, int64_t end) const {
+    if (gradients_ready_) gradients_ready_(begin, end);
+  }
+  GradientsReady gradients_ready_;
   Tensor make(Shape shape, DType dtype) const;
   Tensor make(Shape shape) const { return make(std::move(shape), dtype_); }
   // [B*T, 3C] rows of q|k|v (each [T, H, hs]) <-> [B, H, T, hs].

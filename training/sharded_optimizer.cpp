@@ -76,6 +76,28 @@ void ShardedAdamW::reduce_scatter_gradients(const Tensor& grads) {
                        comm::ReduceOp::kSum);
 }
 
+void ShardedAdamW::begin_overlapped_reduction() {
+  if (!overlapped_) overlapped_ = std::make_unique<OverlappedReduction>(comm_, total_, shard_size_);
+  overlapped_->begin();
+}
+
+void ShardedAdamW::reduce_region(const Tensor& grads, int64_t begin, int64_t end) {
+  if (!overlapped_)
+    throw Error(StatusCode::kInvalidArgument,
+                "sharded optimizer: reduce_region before begin_overlapped_reduction");
+  ops_.stream().synchronize();
+  overlapped_->add_region(grads, begin, end);
+}
+
+void ShardedAdamW::finish_overlapped_reduction() {
+  if (!overlapped_)
+    throw Error(StatusCode::kInvalidArgument,
+                "sharded optimizer: finish_overlapped_reduction before begin");
+  const std::vector<float>& own = overlapped_->finish();
+  grads_.buffer().copy_from_host(own.data(), own.size() * sizeof(float),
+                                 static_cast<uint64_t>(comm_.rank() * shard_size_) * sizeof(float));
+}
+
 double ShardedAdamW::global_grad_norm() {
   double squares = 0;
   if (shard_length_ > 0) {

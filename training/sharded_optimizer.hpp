@@ -13,9 +13,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "hal_ops.hpp"
+#include "overlapped_reduction.hpp"
 #include "polychip/comm/communicator.hpp"
 #include "polychip/tensor.hpp"
 
@@ -42,6 +44,14 @@ class ShardedAdamW {
   // Sums `grads` (fp32, total elements) over the ranks, keeping this rank's
   // shard (reduce-scatter). `grads` itself is left as it was.
   void reduce_scatter_gradients(const Tensor& grads);
+  // The same sum overlapped with the backward pass (overlapped_reduction.hpp):
+  // begin_overlapped_reduction(), then reduce_region() for every region of
+  // `grads` as soon as the backward pass has finished it (each element once,
+  // in the same order on every rank; the stream's work is waited for), then
+  // finish_overlapped_reduction() where reduce_scatter_gradients would be.
+  void begin_overlapped_reduction();
+  void reduce_region(const Tensor& grads, int64_t begin, int64_t end);
+  void finish_overlapped_reduction();
   // L2 norm of the whole reduced gradient, the same double on every rank.
   double global_grad_norm();
   void scale_gradients(double factor);
@@ -63,6 +73,7 @@ class ShardedAdamW {
   Tensor params_, grads_;   // ranks x shard_size_: every shard, padded
   Tensor adam_m_, adam_v_;  // shard_size_: this rank's
   Tensor norm_;
+  std::unique_ptr<OverlappedReduction> overlapped_;  // made by the first begin
 };
 
 }  // namespace polychip::training

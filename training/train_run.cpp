@@ -63,6 +63,10 @@ TrainConfig checked_config(const TrainRunOptions& options) {
   if (options.checkpoint_every < 0)
     throw Error(StatusCode::kInvalidArgument, "--checkpoint-every must be >= 0");
   parse_weight_policy(options.dp_weights);
+  if (options.dp_overlap && (options.precision != "fp32" || options.dp_weights != "shard"))
+    throw Error(StatusCode::kInvalidArgument,
+                "--dp-overlap: the reduction overlaps the backward pass in a data-parallel fp32 "
+                "run with the sharded optimizer (--dp-weights shard) only");
   // Refused now, not after the run: the folders the run will write into
   // (a resumed run's is there, or --resume says what is missing).
   if (!options.resume) refuse_files_to_write_over(options.out_dir);
@@ -218,9 +222,11 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
     if (device_specs(options.device).size() > 1)
       throw Error(StatusCode::kInvalidArgument,
                   "--adapter names several devices: give --np or run under a launcher");
-    if (!options.dp_split.empty() || options.plan)
+    if (!options.dp_split.empty() || options.plan || options.dp_overlap)
       throw Error(StatusCode::kInvalidArgument,
-                  std::string(options.plan ? "--plan plans" : "--dp-split splits") +
+                  std::string(options.plan         ? "--plan plans"
+                              : options.dp_overlap ? "--dp-overlap overlaps"
+                                                   : "--dp-split splits") +
                       " a data-parallel run's batch: give --np or run under a launcher");
     micro_batch_rows(options.micro_batch, config.batch_size, "the batch's");
     device = Runtime::global().device(options.device);
@@ -304,7 +310,8 @@ PlannedRun plan_run(comm::Communicator& comm, HalOps& ops, const TrainConfig& co
 // What the lead reports after a planned run: the prediction against the
 // measurement, printed and written to <out>/data_parallel.json.
 void report_planned_run(const PlannedRun& run, const std::vector<double>& step_seconds,
-                        const TrainConfig& config, const TrainRunOptions& options,
+                        double exposed_communication_seconds, const TrainConfig& config,
+                        const TrainRunOptions& options,
                         const std::vector<std::string>& device_types, std::ostream& progress) {
   const SplitPlan& plan = run.chosen;
   const double measured = measured_step_seconds(step_seconds);
@@ -330,20 +337,23 @@ void report_planned_run(const PlannedRun& run, const std::vector<double>& step_s
                      {"pass_seconds", run.profile.pass_seconds[r]},
                      {"compute_seconds", plan.compute_seconds[r]},
                      {"alone_tokens_per_second", plan.device_tokens_per_second[r]}});
-  const nlohmann::ordered_json report = {{"split", split_text(plan.rows)},
-                                         {"planned", planned_split(options)},
-                                         {"micro_batch_rows", planner_micro_rows(options)},
-                                         {"ranks", ranks},
-                                         {"update_seconds", plan.update_seconds},
-                                         {"bottleneck_rank", plan.bottleneck_rank},
-                                         {"predicted_step_seconds", plan.predicted_step_seconds},
-                                         {"measured_step_seconds", measured},
-                                         {"prediction_error", error},
-                                         {"tokens_per_second", pool},
-                                         {"eta", pool / devices},
-                                         {"gain", pool / fastest},
-                                         {"predicted_eta", plan.eta},
-                                         {"predicted_gain", plan.gain}};
+  const nlohmann::ordered_json report = {
+      {"split", split_text(plan.rows)},
+      {"planned", planned_split(options)},
+      {"micro_batch_rows", planner_micro_rows(options)},
+      {"ranks", ranks},
+      {"update_seconds", plan.update_seconds},
+      {"bottleneck_rank", plan.bottleneck_rank},
+      {"predicted_step_seconds", plan.predicted_step_seconds},
+      {"measured_step_seconds", measured},
+      {"prediction_error", error},
+      {"tokens_per_second", pool},
+      {"eta", pool / devices},
+      {"gain", pool / fastest},
+      {"predicted_eta", plan.eta},
+      {"predicted_gain", plan.gain},
+      {"overlap", options.dp_overlap},
+      {"exposed_communication_seconds", exposed_communication_seconds}};
   write_file_atomically((std::filesystem::path(options.out_dir) / kDataParallelReport).string(),
                         report.dump(2) + "\n");
 }
@@ -376,6 +386,7 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
         planned ? planned->chosen.rows : rank_rows(options, config, comm->size()));
     Trainer trainer(config, ops, &data_parallel,
                     planned_split(options) ? planner_micro_rows(options) : options.micro_batch);
+    if (options.dp_overlap) trainer.overlap_gradient_reduction();
     if (!restore_if_resuming(trainer, options, config, errors, who)) {
       comm->abort("rank " + std::to_string(launch.rank) + " could not resume");
       return 2;
@@ -398,12 +409,18 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
           "the {} replicas' weights hashed the same after {} of the {} steps trained\n",
           comm->size(), data_parallel.identical_weight_steps(),
           trainer.steps_done() - steps_before);
+    if (lead)
+      progress << fmt::format("exposed communication: {:.2f} ms a step ({})\n",
+                              1000 * trainer.exposed_communication_seconds(),
+                              options.dp_overlap ? "reduction overlapped with the backward pass"
+                                                 : "reduction after the backward pass");
     if (lead && data_parallel.weight_syncs() > 0)
       progress << fmt::format(
           "weights taken from rank 0 after {} of {} steps (--dp-weights sync)\n",
           data_parallel.weight_syncs(), trainer.steps_done());
     if (lead && planned)
-      report_planned_run(*planned, step_seconds, config, options, device_types, progress);
+      report_planned_run(*planned, step_seconds, trainer.exposed_communication_seconds(), config,
+                         options, device_types, progress);
   } catch (const Error& e) {
     errors << (who + e.message() + "\n") << std::flush;  // one write: ranks share stderr
     if (comm) comm->abort(who + e.message());

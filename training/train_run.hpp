@@ -39,6 +39,9 @@ struct TrainRunOptions {
   std::string dp_split;
   // Print the planner's split and its prediction, then stop (no training).
   bool plan = false;
+  // Overlap the gradient reduction with the backward pass
+  // (Trainer::overlap_gradient_reduction).
+  bool dp_overlap = false;
   // Rows per forward/backward pass (gradient accumulation over the rest);
   // 0: a rank's share, or the batch, in one pass.
   int64_t micro_batch = 0;

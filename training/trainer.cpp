@@ -1,5 +1,7 @@
 #include "trainer.hpp"
 
+#include <chrono>
+
 #include "corpus.hpp"
 #include "data_parallel.hpp"
 #include "polychip/error.hpp"
@@ -101,16 +103,35 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_
 
 Trainer::~Trainer() = default;
 
+void Trainer::overlap_gradient_reduction() {
+  if (!sharded_ || mixed_)
+    throw Error(StatusCode::kInvalidArgument,
+                "--dp-overlap: the reduction overlaps the backward pass in a data-parallel fp32 "
+                "run with the sharded optimizer (--dp-weights shard) only");
+  overlap_ = true;
+}
+
+double Trainer::exposed_communication_seconds() const {
+  return reductions_ ? exposed_communication_sum_ / static_cast<double>(reductions_) : 0;
+}
+
 void Trainer::reduce_gradients(StepRecord& record) {
   const Tensor& grads = master_grads();
   if (data_parallel_) {
     ops_.stream().synchronize();
-    record.loss = data_parallel_->global_loss(record.loss);
+    const auto start = std::chrono::steady_clock::now();
     ops_.dispatcher().invoke_hook("comm.before_all_reduce", ops_.stream().device());
-    if (sharded_)
+    // Before any other collective: the communication thread is done after it.
+    if (overlap_)
+      sharded_->finish_overlapped_reduction();
+    else if (sharded_)
       sharded_->reduce_scatter_gradients(grads);
     else
       data_parallel_->all_reduce_gradients(grads);
+    exposed_communication_sum_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++reductions_;
+    record.loss = data_parallel_->global_loss(record.loss);
   }
   if (sharded_) {
     record.grad_norm = sharded_->global_grad_norm();
@@ -152,9 +173,13 @@ double Trainer::forward_backward(const Batch& rows) {
     const Batch micro = micro_batches_ == 1
                             ? rows
                             : batch_rows(rows, {k * rows_per_pass, rows_per_pass}, config_.seq_len);
+    const bool overlapped = overlap_ && k + 1 == micro_batches_;
+    if (overlapped) reduce_while_differentiating();
     dispatcher.invoke_hook("train.before_forward", device);
     loss_sum += model_.forward(micro.tokens, micro.targets);
     model_.backward();
+    model_.set_gradients_ready(nullptr);
+    if (overlapped) continue;  // summed region by region
     // The fp32 sum, in micro-batch order.
     if (k == 0) {
       if (mixed_)
@@ -169,6 +194,22 @@ double Trainer::forward_backward(const Batch& rows) {
     }
   }
   return loss_sum / static_cast<double>(micro_batches_);
+}
+
+// The last pass's regions, as backward finishes them: added to the earlier
+// passes' fp32 sum (gradient accumulation), then handed to the reduction.
+void Trainer::reduce_while_differentiating() {
+  sharded_->begin_overlapped_reduction();
+  model_.set_gradients_ready([this](int64_t begin, int64_t end) {
+    if (micro_batches_ > 1) {
+      const TensorView sum =
+          row_major_view(master_grads_.buffer(), DType::kF32, {end - begin}, begin);
+      ops_.add(sum,
+               row_major_view(model_.grad_tensor().buffer(), DType::kF32, {end - begin}, begin),
+               sum);
+    }
+    sharded_->reduce_region(master_grads(), begin, end);
+  });
 }
 
 StepRecord Trainer::step() {

@@ -53,6 +53,16 @@ class Trainer {
           int64_t micro_batch = 0);
   ~Trainer();
 
+  // Overlaps the gradient reduction with the last pass's backward
+  // (sharded_optimizer.hpp, overlapped_reduction.hpp): each block's
+  // gradients are summed over the ranks while the blocks before it are
+  // still being differentiated. A sharded fp32 data-parallel run only
+  // (INVALID_ARGUMENT otherwise).
+  void overlap_gradient_reduction();
+  // The mean time per step the ranks waited for the gradient reduction after
+  // the backward pass (the stream's work done): the exposed communication.
+  double exposed_communication_seconds() const;
+
   StepRecord step();
   int64_t steps_done() const { return static_cast<int64_t>(history_.size()); }
   // Forward/backward passes per step and their rows.
@@ -85,6 +95,8 @@ class Trainer {
   // The global loss and the reduced gradient's norm (data parallel: over
   // every rank's rows).
   void reduce_gradients(StepRecord& record);
+  // Hands the next backward pass's gradient regions to the overlapped reduction.
+  void reduce_while_differentiating();
   // Clipping, AdamW and the replicas' weight check.
   void update_weights(const StepRecord& record);
 
@@ -102,6 +114,9 @@ class Trainer {
   std::vector<int32_t> corpus_;
   uint64_t corpus_hash_ = 0;
   std::vector<StepRecord> history_;
+  bool overlap_ = false;
+  double exposed_communication_sum_ = 0;
+  int64_t reductions_ = 0;
 };
 
 }  // namespace polychip::training

@@ -53,6 +53,9 @@ const bool registered = polychip::cli::register_command(
                      "default: an even split), or auto: the split planner's, from each "
                      "device's measured pass time (micro-batches of --micro-batch rows, "
                      "default 1)");
+      sub.add_flag("--dp-overlap", o->dp_overlap,
+                   "data parallel: sum each block's gradients over the ranks while the backward "
+                   "pass goes on to the blocks before it (fp32, --dp-weights shard)");
       sub.add_flag("--plan", o->plan,
                    "data parallel: measure the devices and the update, print the planner's "
                    "split with its predicted step time, eta and bottleneck (and the prediction "

@@ -278,6 +278,42 @@ TEST_F(DataParallelCommand, AnUnplannableBatchOrAMalformedChipIsRefusedBeforeSta
       << slurp(dir_ / "stderr");
 }
 
+// The reduction overlapped with the backward pass sums the same terms, each
+// shard by one owner: the curve is the plain run's within the tier (here
+// bit for bit: a reduce of two ranks adds in the same order), the replicas
+// stay identical, and the exposed communication is reported. Refused where
+// it does not apply, before any rank starts or by every rank.
+TEST_F(DataParallelCommand, TheOverlappedReductionTrainsTheSameModel) {
+  const std::vector<std::string> common{"--np",    "2", "-a",       "cpu,sim.faithful",
+                                        "--steps", "3", "--preset", "default"};
+  auto with = [&](std::vector<std::string> extra, const char* out) {
+    extra.insert(extra.begin(), common.begin(), common.end());
+    extra.insert(extra.end(), {"--out", (dir_ / out).string()});
+    return train(extra);
+  };
+  ASSERT_EQ(with({}, "plain"), 0) << slurp(dir_ / "stderr");
+  EXPECT_NE(slurp(dir_ / "stdout").find("(reduction after the backward pass)"), std::string::npos);
+  ASSERT_EQ(with({"--dp-overlap", "--micro-batch", "2"}, "overlap"), 0) << slurp(dir_ / "stderr");
+  const std::string out = slurp(dir_ / "stdout");
+  EXPECT_NE(out.find("(reduction overlapped with the backward pass)"), std::string::npos) << out;
+  EXPECT_NE(out.find("weights hashed the same after 3 of the 3 steps"), std::string::npos) << out;
+  expect_cross_vendor_match(curve("plain"), curve("overlap"));
+  expect_cross_vendor_match(curve("plain", 2), curve("overlap", 2));
+  for (const char* refused : {"--precision bf16", "--dp-weights check"}) {
+    const std::string option(refused);
+    const size_t space = option.find(' ');
+    EXPECT_EQ(with({"--dp-overlap", option.substr(0, space), option.substr(space + 1)}, "no"), 2)
+        << refused;
+    EXPECT_EQ(slurp(dir_ / "stderr")
+                  .find("polychip train: --dp-overlap: the reduction overlaps the backward pass"),
+              0u)
+        << slurp(dir_ / "stderr");
+  }
+  EXPECT_EQ(train({"--dp-overlap", "--preset", "tiny", "--out", (dir_ / "one").string()}), 2);
+  EXPECT_NE(slurp(dir_ / "stderr").find("--dp-overlap overlaps a data-parallel run's batch"),
+            std::string::npos);
+}
+
 // The rank processes of launcher `pid` whose environment holds RANK=rank.
 pid_t rank_process(pid_t launcher, int rank) {
   const std::string children = slurp("/proc/" + std::to_string(launcher) + "/task/" +

@@ -4,6 +4,7 @@
 // the gathered moments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -41,7 +42,9 @@ struct RankOutcome {
   std::vector<double> adam_m, adam_v;
 };
 
-std::vector<RankOutcome> run_ranks(int ranks, int64_t total, int steps) {
+// overlapped: the gradients handed over as regions, last first (as the
+// backward pass finishes them), instead of one reduce-scatter.
+std::vector<RankOutcome> run_ranks(int ranks, int64_t total, int steps, bool overlapped = false) {
   std::vector<RankOutcome> out(static_cast<size_t>(ranks));
   comm::CommConfig config;
   config.timeout_seconds = 30;
@@ -64,7 +67,14 @@ std::vector<RankOutcome> run_ranks(int ranks, int64_t total, int steps) {
         const Tensor grads = Tensor::from_host(rt.device, DType::kF32, {total}, g);
         Tensor params(rt.device, DType::kF32, {total});
         for (int s = 1; s <= steps; ++s) {
-          optimizer.reduce_scatter_gradients(grads);
+          if (overlapped) {
+            optimizer.begin_overlapped_reduction();
+            for (int64_t end = total; end > 0; end -= 3)  // regions of 3, crossing shards
+              optimizer.reduce_region(grads, std::max<int64_t>(0, end - 3), end);
+            optimizer.finish_overlapped_reduction();
+          } else {
+            optimizer.reduce_scatter_gradients(grads);
+          }
           o.norm = optimizer.global_grad_norm();
           optimizer.step(kSettings, s, params);
         }
@@ -77,6 +87,17 @@ std::vector<RankOutcome> run_ranks(int ranks, int64_t total, int steps) {
     });
   for (std::thread& t : threads) t.join();
   return out;
+}
+
+TEST(ShardedAdamW, TheOverlappedReductionEqualsTheReduceScatterBitForBit) {
+  const std::vector<RankOutcome> plain = run_ranks(kRanks, kTotal, 2);
+  const std::vector<RankOutcome> overlapped = run_ranks(kRanks, kTotal, 2, true);
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_EQ(overlapped[r].error, "") << "rank " << r;
+    EXPECT_EQ(overlapped[r].params, plain[r].params) << "rank " << r;
+    EXPECT_EQ(overlapped[r].norm, plain[r].norm) << "rank " << r;
+    EXPECT_EQ(overlapped[r].adam_m, plain[r].adam_m) << "rank " << r;
+  }
 }
 
 TEST(ShardedAdamW, ShardsCoverTheParametersOnceInRankOrder) {
