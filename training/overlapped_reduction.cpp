@@ -64,7 +64,9 @@ void OverlappedReduction::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, nothing left
+    // Stopping: a step that did not finish (an error unwinding the trainer)
+    // leaves its regions unsummed.
+    if (stopping_) return;
     const auto [begin, end] = queue_.front();
     queue_.pop_front();
     busy_ = true;

@@ -26,7 +26,7 @@ class OverlappedReduction {
  public:
   // `total` gradient elements in shards of `shard_size` (the last padded).
   OverlappedReduction(comm::Communicator& comm, int64_t total, int64_t shard_size);
-  ~OverlappedReduction();  // waits for the thread
+  ~OverlappedReduction();  // waits for the region in hand, drops the rest
   OverlappedReduction(const OverlappedReduction&) = delete;
   OverlappedReduction& operator=(const OverlappedReduction&) = delete;
 

@@ -4,7 +4,8 @@ modelled-speed sim chips (docs/sim-profiles.md) of speed ratios 1:1, 70:58,
 3:1, 10:1 and three devices, trained with the split planner's split
 (`--dp-split auto`), and each chip trained alone, all in one run; then a
 pair of real adapters on disjoint cores (cpu and PoCL's OpenCL, one thread
-each), reported as measured.
+each), reported as measured; and the exposed communication per step of a
+1:1 pool with and without --dp-overlap.
 
 For every pool it prints the planner's split, its predicted step time and
 the measured one (the error), the tokens/s of each chip alone and of the
@@ -92,6 +93,25 @@ def run_pool(polychip, name, speeds, steps, tmp):
               f"  pool {even:.0f} tokens/s  eta {even / sum(alone):.3f}  gain {even / max(alone):.2f}")
 
 
+def run_overlap(polychip, steps, tmp):
+    """Exposed communication per step (the wait for the gradient reduction
+    after the backward pass) on two modelled chips, `default` (830k
+    parameters), with and without --dp-overlap."""
+    env = dict(os.environ, POLYCHIP_SIM_MODELLED=",".join([chip("a", 1), chip("b", 1)]))
+    exposed = {}
+    for flag in ("", "--dp-overlap"):
+        args = ["--np", "2", "-a", "sim.modelled-a,sim.modelled-b", "--steps", str(steps)]
+        out = subprocess.run([polychip, "train", "--preset", "default", "--out",
+                              os.path.join(tmp, f"overlap{flag}")] + args + ([flag] if flag else []),
+                             env=env, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr)
+        exposed[flag] = float(re.search(r"exposed communication: ([0-9.]+) ms", out.stdout).group(1))
+    print(f"exposed communication, 1:1 on 'default': {exposed['']:.2f} ms a step without overlap, "
+          f"{exposed['--dp-overlap']:.2f} ms with --dp-overlap "
+          f"({exposed['--dp-overlap'] / exposed['']:.2f}x)")
+
+
 def run_real_pair(polychip, steps, tmp):
     """cpu and OpenCL (PoCL), one thread each, so the two ranks use one core
     each; their speeds are whatever this machine gives."""
@@ -128,6 +148,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.pools.split(","):
             run_pool(a.polychip, name, POOLS[name], a.steps, tmp)
+        run_overlap(a.polychip, a.steps, tmp)
         if not a.no_real_pair:
             run_real_pair(a.polychip, a.steps, tmp)
     return 0
