@@ -64,30 +64,37 @@ def train(polychip, args, env, out):
     return r.stdout
 
 
+def measure_pool(polychip, label, devices, env, steps, tmp):
+    """Each device trained alone, then together with --dp-split auto; prints
+    the line of the pool and returns the alone tokens/s."""
+    steps_arg = ["--steps", str(steps), "--micro-batch", "1"]
+    alone = []
+    for d in devices:
+        out = train(polychip, ["-a", d] + steps_arg, env, os.path.join(tmp, f"{label}-{d}"))
+        alone.append(TOKENS / step_seconds(out))
+    pool_dir = os.path.join(tmp, f"{label}-pool")
+    train(polychip, ["--np", str(len(devices)), "-a", ",".join(devices), "--dp-split", "auto",
+                     "--steps", str(steps)], env, pool_dir)
+    report = json.load(open(os.path.join(pool_dir, "data_parallel.json")))
+    pool = TOKENS / report["measured_step_seconds"]
+    print(f"{label:>6}  split {report['split']:>10}  predicted {report['predicted_step_seconds']:.3f} s"
+          f"  measured {report['measured_step_seconds']:.3f} s"
+          f"  error {100 * report['prediction_error']:+5.1f}%"
+          f"  alone {' + '.join(f'{f:.0f}' for f in alone)} tokens/s"
+          f"  pool {pool:.0f} tokens/s  eta {pool / sum(alone):.3f}  gain {pool / max(alone):.2f}")
+    return alone
+
+
 def run_pool(polychip, name, speeds, steps, tmp):
     names = [chr(ord("a") + k) for k in range(len(speeds))]
     env = dict(os.environ,
                POLYCHIP_SIM_MODELLED=",".join(chip(n, s) for n, s in zip(names, speeds)))
     devices = [f"sim.modelled-{n}" for n in names]
-    steps_arg = ["--steps", str(steps), "--micro-batch", "1"]
-    alone = []
-    for d in devices:
-        out = train(polychip, ["-a", d] + steps_arg, env, os.path.join(tmp, f"{name}-{d}"))
-        alone.append(TOKENS / step_seconds(out))
-    pool_dir = os.path.join(tmp, f"{name}-pool")
-    train(polychip, ["--np", str(len(devices)), "-a", ",".join(devices), "--dp-split", "auto",
-                     "--steps", str(steps)], env, pool_dir)
-    report = json.load(open(os.path.join(pool_dir, "data_parallel.json")))
-    pool = TOKENS / report["measured_step_seconds"]
-    print(f"{name:>6}  split {report['split']:>10}  predicted {report['predicted_step_seconds']:.3f} s"
-          f"  measured {report['measured_step_seconds']:.3f} s"
-          f"  error {100 * report['prediction_error']:+5.1f}%"
-          f"  alone {' + '.join(f'{f:.0f}' for f in alone)} tokens/s"
-          f"  pool {pool:.0f} tokens/s  eta {pool / sum(alone):.3f}  gain {pool / max(alone):.2f}")
-    if len(speeds) == 2 and name == "3:1":
-        even_dir = os.path.join(tmp, f"{name}-even")
-        out = train(polychip, ["--np", "2", "-a", ",".join(devices), "--dp-split", "64:64"]
-                    + steps_arg, env, even_dir)
+    alone = measure_pool(polychip, name, devices, env, steps, tmp)
+    if name == "3:1":
+        out = train(polychip, ["--np", "2", "-a", ",".join(devices), "--dp-split", "64:64",
+                               "--steps", str(steps), "--micro-batch", "1"],
+                    env, os.path.join(tmp, f"{name}-even"))
         even = TOKENS / step_seconds(out)
         print(f"{'':>6}  split {'64:64':>10}  (even)  measured {TOKENS / even:.3f} s"
               f"  pool {even:.0f} tokens/s  eta {even / sum(alone):.3f}  gain {even / max(alone):.2f}")
@@ -118,21 +125,8 @@ def run_real_pair(polychip, steps, tmp):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", POCL_MAX_PTHREAD_COUNT="1",
                OMP_NUM_THREADS="1")
     env.pop("POLYCHIP_SIM_MODELLED", None)
-    steps_arg = ["--steps", str(steps), "--micro-batch", "1"]
-    alone = []
-    for d in ("cpu", "opencl"):
-        out = train(polychip, ["-a", d] + steps_arg, env, os.path.join(tmp, f"real-{d}"))
-        alone.append(TOKENS / step_seconds(out))
-    pool_dir = os.path.join(tmp, "real-pool")
-    train(polychip, ["--np", "2", "-a", "cpu,opencl", "--dp-split", "auto", "--steps", str(steps)],
-          env, pool_dir)
-    report = json.load(open(os.path.join(pool_dir, "data_parallel.json")))
-    pool = TOKENS / report["measured_step_seconds"]
-    print(f"cpu+opencl (one core each)  split {report['split']}  predicted "
-          f"{report['predicted_step_seconds']:.3f} s  measured {report['measured_step_seconds']:.3f} s"
-          f"  error {100 * report['prediction_error']:+.1f}%  alone "
-          f"{alone[0]:.0f} + {alone[1]:.0f} tokens/s  pool {pool:.0f} tokens/s"
-          f"  eta {pool / sum(alone):.3f}  gain {pool / max(alone):.2f}")
+    print("cpu + opencl, one core each:")
+    measure_pool(polychip, "real", ["cpu", "opencl"], env, steps, tmp)
 
 
 def main():
