@@ -62,6 +62,9 @@ TEST(SplitPlanner, PredictsAnySplitAndNamesItsBottleneck) {
   EXPECT_DOUBLE_EQ(even.device_tokens_per_second[0], 1024 / 3.2);
   EXPECT_NEAR(even.eta, (1024 / 4.85) / (1024 / 3.2 + 1024 / 9.6), 1e-12);
   EXPECT_LT(even.eta, plan_split(p, 64, 2, 16).eta);
+  // Ranks that end together: the first of them is the bottleneck.
+  EXPECT_EQ(predict_split(StepProfile{{0.2, 0.1, 0.2}, 0.0}, {2, 4, 2}, 1, 16).bottleneck_rank, 0);
+  EXPECT_EQ(predict_split(StepProfile{{0.1, 0.2, 0.2}, 0.0}, {2, 2, 2}, 1, 16).bottleneck_rank, 1);
 }
 
 TEST(SplitPlanner, RefusesWhatCannotBeSplit) {
@@ -69,7 +72,10 @@ TEST(SplitPlanner, RefusesWhatCannotBeSplit) {
   EXPECT_THROW(plan_split(two, 1, 1, 4), Error);  // fewer micro-batches than ranks
   EXPECT_THROW(plan_split(two, 7, 2, 4), Error);  // not whole micro-batches
   EXPECT_THROW(predict_split(two, {3, 4}, 2, 4), Error);
-  EXPECT_THROW(predict_split(two, {4}, 1, 4), Error);  // a split of one rank, a profile of two
+  EXPECT_THROW(predict_split(two, {4}, 1, 4), Error);     // a split of one rank, a profile of two
+  EXPECT_THROW(predict_split(two, {4, 4}, 1, 0), Error);  // rows of no token
+  EXPECT_THROW(predict_split(two, {4, 4}, 0, 4), Error);  // micro-batches of no row
+  EXPECT_NO_THROW(predict_split(two, {4, 4}, 1, 1));
   EXPECT_THROW(plan_split(StepProfile{{0.1, 0.0}, 0.0}, 8, 1, 4), Error);
   try {
     plan_split(two, 1, 1, 4);
