@@ -2,6 +2,8 @@
 // work the roofline counts per kernel, and its time.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "polychip/op_contract.hpp"
 #include "roofline.hpp"
 
@@ -20,10 +22,14 @@ TEST(Roofline, ParsesNamedChipsAndRefusesMalformedOnes) {
   EXPECT_EQ(ok.chips[1].roofline.launch_us, 40);
   EXPECT_EQ(parse_modelled_chips("fast=8:4:0").chips.at(0).roofline.launch_us, 0);
   EXPECT_TRUE(parse_modelled_chips(nullptr).chips.empty());
+  // "sim.modelled-" and 40 characters: the longest device-type id allowed.
+  EXPECT_EQ(parse_modelled_chips((std::string(40, 'x') + "=1:1").c_str()).error, "");
+  EXPECT_NE(parse_modelled_chips((std::string(41, 'x') + "=1:1").c_str()).error, "");
   EXPECT_TRUE(parse_modelled_chips("").chips.empty());
-  for (const char* bad : {"fast", "fast=8", "fast=8:", "fast=8:4:1:1", "=8:4", "f.x=8:4",
-                          "fast=0:4", "fast=8:-1", "fast=8:nan", "fast=8:inf", "fast=8:4,",
-                          "fast=8:4,fast=2:1", "fast=8x:4", "Fast=8:4", "fast=8:4:-1"}) {
+  for (const char* bad :
+       {"fast", "fast=8", "fast=8:", "fast=8:4:1:1", "=8:4", "f.x=8:4", "fast=0:4", "fast=8:-1",
+        "fast=8:nan", "fast=8:inf", "fast=8:4,", "fast=8:4,fast=2:1", "fast=8x:4", "Fast=8:4",
+        "fast=8:4:-1", "fast=8:4:", "fast=8:4:1:"}) {
     const ModelledChips c = parse_modelled_chips(bad);
     EXPECT_NE(c.error.find("POLYCHIP_SIM_MODELLED"), std::string::npos) << bad;
     EXPECT_TRUE(c.chips.empty()) << bad;
@@ -60,6 +66,9 @@ TEST(Roofline, CountsGemmAttentionAndElementwiseWork) {
   w = kernel_work({"add", add, &attrs, nullptr});
   EXPECT_EQ(w.flops, 6);
   EXPECT_EQ(w.bytes, 2.0 * 13);
+  // Four tensors do not make a gemm: layernorm's x, gamma, beta, y.
+  const cpu::TensorView norm[] = {view({4, 8}), view({8}), view({8}), view({4, 8})};
+  EXPECT_EQ(kernel_work({"layernorm", norm, &attrs, nullptr}).flops, 32);
 }
 
 TEST(Roofline, TakesTheSlowerOfComputeAndMemoryPlusTheLaunch) {
