@@ -89,13 +89,12 @@ PoolTrainingRun train_pool(const PoolTrainingRequest& request) {
                                          request.precision,
                                          "--steps",
                                          std::to_string(request.steps),
-                                         "--dp-split",
-                                         "auto",
+                                         "--dp-profile",
                                          "--out",
                                          run_folder.string()};
   PoolTrainingRun run;
   run.command = fmt::format(
-      "{} train --np {} -a {} --preset {} --precision {} --steps {} --dp-split auto --out DIR",
+      "{} train --np {} -a {} --preset {} --precision {} --steps {} --dp-profile --out DIR",
       request.polychip, request.devices.size(), devices, request.preset, request.precision,
       request.steps);
   const auto start = std::chrono::steady_clock::now();
@@ -123,6 +122,7 @@ PoolTrainingRun train_pool(const PoolTrainingRequest& request) {
   run.measured_step_seconds = report.at("measured_step_seconds").get<double>();
   run.eta = report.at("eta").get<double>();
   run.gain = report.at("gain").get<double>();
+  run.planner_split = report.at("planner_split").get<std::string>();
   return run;
 }
 

@@ -272,7 +272,8 @@ double measured_step_seconds(const std::vector<double>& step_seconds) {
 // The profile, the plans and what the lead prints of them (--dp-split auto, --plan).
 struct PlannedRun {
   StepProfile profile;
-  SplitPlan chosen;  // the split the run uses
+  SplitPlan chosen;           // the split the run uses
+  std::vector<int64_t> best;  // the planner's split
 };
 
 PlannedRun plan_run(comm::Communicator& comm, HalOps& ops, const TrainConfig& config,
@@ -282,6 +283,7 @@ PlannedRun plan_run(comm::Communicator& comm, HalOps& ops, const TrainConfig& co
   PlannedRun run;
   run.profile = measure_step_profile(comm, ops, config, micro);
   const SplitPlan best = plan_split(run.profile, config.batch_size, micro, config.seq_len);
+  run.best = best.rows;
   run.chosen = planned_split(options)
                    ? best
                    : predict_split(run.profile, rank_rows(options, config, comm.size()), micro,
@@ -340,6 +342,7 @@ void report_planned_run(const PlannedRun& run, const std::vector<double>& step_s
   const nlohmann::ordered_json report = {
       {"split", split_text(plan.rows)},
       {"planned", planned_split(options)},
+      {"planner_split", split_text(run.best)},
       {"micro_batch_rows", planner_micro_rows(options)},
       {"ranks", ranks},
       {"update_seconds", plan.update_seconds},
@@ -378,7 +381,7 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
     Stream stream(device);
     HalOps ops(Runtime::global().dispatcher(), stream);
     std::optional<PlannedRun> planned;
-    if (planned_split(options) || options.plan)
+    if (planned_split(options) || options.plan || options.dp_profile)
       planned = plan_run(*comm, ops, config, options, device_types, lead, progress);
     if (options.plan) return 0;
     DataParallelRank data_parallel(

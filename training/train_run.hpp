@@ -39,6 +39,9 @@ struct TrainRunOptions {
   std::string dp_split;
   // Print the planner's split and its prediction, then stop (no training).
   bool plan = false;
+  // Measure the profile and report the prediction for this run's split
+  // (--dp-split or even) against the measured step time, without changing it.
+  bool dp_profile = false;
   // Overlap the gradient reduction with the backward pass
   // (Trainer::overlap_gradient_reduction).
   bool dp_overlap = false;
@@ -47,7 +50,7 @@ struct TrainRunOptions {
   int64_t micro_batch = 0;
 };
 
-// A data-parallel run that measured a profile (--dp-split auto, --plan)
+// A data-parallel run that measured a profile (--dp-split auto, --dp-profile)
 // reports its prediction against the measured step time, and writes it
 // with the split to <out>/data_parallel.json (kDataParallelReport).
 inline constexpr const char* kDataParallelReport = "data_parallel.json";

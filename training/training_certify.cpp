@@ -247,14 +247,17 @@ conformance::AdapterRun certify_pool(const std::vector<std::string>& targets,
   nlohmann::json record = loss_curve_case(run.name, base, reference, criteria, pool.loss,
                                           pool.grad_norm, repro, pool.seconds * 1000);
   record["metrics"].update({{"rows_per_rank", pool.rows_per_rank},
+                            {"planner_split", pool.planner_split},
                             {"step_seconds", pool.measured_step_seconds},
                             {"predicted_step_seconds", pool.predicted_step_seconds},
                             {"eta", pool.eta},
                             {"gain", pool.gain}});
   record["message"] = fmt::format(
-      "rows per rank {} (planned), {:.3f} s a step (predicted {:.3f}), eta {:.3f}, gain {:.2f}: {}",
-      split_text(pool.rows_per_rank), pool.measured_step_seconds, pool.predicted_step_seconds,
-      pool.eta, pool.gain, record["message"].get<std::string>());
+      "rows per rank {}: {}; {:.3f} s a step (predicted {:.3f}), eta {:.3f}, gain {:.2f}, the "
+      "planner's split {}",
+      split_text(pool.rows_per_rank), record["message"].get<std::string>(),
+      pool.measured_step_seconds, pool.predicted_step_seconds, pool.eta, pool.gain,
+      pool.planner_split);
   run.records.push_back(std::move(record));
   return run;
 }

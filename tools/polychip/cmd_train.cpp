@@ -56,6 +56,10 @@ const bool registered = polychip::cli::register_command(
       sub.add_flag("--dp-overlap", o->dp_overlap,
                    "data parallel: sum each block's gradients over the ranks while the backward "
                    "pass goes on to the blocks before it (fp32, --dp-weights shard)");
+      sub.add_flag("--dp-profile", o->dp_profile,
+                   "data parallel: measure the devices as --plan does and report the prediction "
+                   "for this run's split (--dp-split, or even) against the measured step time, "
+                   "in data_parallel.json; the split is kept");
       sub.add_flag("--plan", o->plan,
                    "data parallel: measure the devices and the update, print the planner's "
                    "split with its predicted step time, eta and bottleneck (and the prediction "
