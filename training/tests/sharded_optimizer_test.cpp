@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "polychip/error.hpp"
+#include "rank_threads.hpp"
 #include "runtime_fixture.hpp"
 #include "sharded_optimizer.hpp"
 
@@ -46,16 +47,11 @@ struct RankOutcome {
 // backward pass finishes them), instead of one reduce-scatter.
 std::vector<RankOutcome> run_ranks(int ranks, int64_t total, int steps, bool overlapped = false) {
   std::vector<RankOutcome> out(static_cast<size_t>(ranks));
-  comm::CommConfig config;
-  config.timeout_seconds = 30;
-  const comm::UniqueId id = comm::Communicator::create_unique_id(config);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      RankOutcome& o = out[static_cast<size_t>(r)];
-      try {
+  const std::vector<std::string> errors = run_rank_threads(
+      ranks,
+      [&](int r, comm::Communicator& comm) {
+        RankOutcome& o = out[static_cast<size_t>(r)];
         CpuRuntime rt;
-        comm::Communicator comm(id, r, ranks, config);
         ShardedAdamW optimizer(comm, rt.ops, total);
         o.shard_begin = optimizer.shard_begin();
         o.shard_length = optimizer.shard_length();
@@ -81,11 +77,10 @@ std::vector<RankOutcome> run_ranks(int ranks, int64_t total, int steps, bool ove
         o.params = params.to_vector<float>();
         o.adam_m = optimizer.gathered_adam_m();
         o.adam_v = optimizer.gathered_adam_v();
-      } catch (const Error& e) {
-        o.error = e.message();
-      }
-    });
-  for (std::thread& t : threads) t.join();
+      },
+      30);
+  for (int r = 0; r < ranks; ++r)
+    out[static_cast<size_t>(r)].error = errors[static_cast<size_t>(r)];
   return out;
 }
 

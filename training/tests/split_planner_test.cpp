@@ -4,10 +4,9 @@
 // splits.
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include "gpt2_config.hpp"
 #include "polychip/error.hpp"
+#include "rank_threads.hpp"
 #include "runtime_fixture.hpp"
 #include "split_planner.hpp"
 
@@ -88,22 +87,11 @@ TEST(SplitPlanner, EveryRankMeasuresTheSameProfile) {
   constexpr int kRanks = 2;
   const TrainConfig config = train_preset("tiny");
   std::vector<StepProfile> profiles(kRanks);
-  std::vector<std::string> errors(kRanks);
-  comm::CommConfig comm_config;
-  comm_config.timeout_seconds = 60;
-  const comm::UniqueId id = comm::Communicator::create_unique_id(comm_config);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kRanks; ++r)
-    threads.emplace_back([&, r] {
-      try {
+  const std::vector<std::string> errors =
+      run_rank_threads(kRanks, [&](int r, comm::Communicator& comm) {
         CpuRuntime rt;
-        comm::Communicator comm(id, r, kRanks, comm_config);
         profiles[r] = measure_step_profile(comm, rt.ops, config, 1, 2);
-      } catch (const Error& e) {
-        errors[r] = e.message();
-      }
-    });
-  for (std::thread& t : threads) t.join();
+      });
   for (int r = 0; r < kRanks; ++r) ASSERT_EQ(errors[r], "") << "rank " << r;
   ASSERT_EQ(profiles[0].pass_seconds.size(), 2u);
   EXPECT_EQ(profiles[0].pass_seconds, profiles[1].pass_seconds);
