@@ -222,10 +222,11 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
     if (device_specs(options.device).size() > 1)
       throw Error(StatusCode::kInvalidArgument,
                   "--adapter names several devices: give --np or run under a launcher");
-    if (!options.dp_split.empty() || options.plan || options.dp_overlap)
+    if (!options.dp_split.empty() || options.plan || options.dp_overlap || options.dp_profile)
       throw Error(StatusCode::kInvalidArgument,
                   std::string(options.plan         ? "--plan plans"
                               : options.dp_overlap ? "--dp-overlap overlaps"
+                              : options.dp_profile ? "--dp-profile profiles"
                                                    : "--dp-split splits") +
                       " a data-parallel run's batch: give --np or run under a launcher");
     micro_batch_rows(options.micro_batch, config.batch_size, "the batch's");

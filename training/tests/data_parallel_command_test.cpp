@@ -260,6 +260,9 @@ TEST_F(DataParallelCommand, PlanPrintsThePlanAndTrainsNothing) {
   EXPECT_FALSE(fs::exists(dir_ / "dp" / "training_state.json"));
   EXPECT_EQ(train({"--plan", "--preset", "pool", "--out", (dir_ / "one").string()}), 2);
   EXPECT_NE(slurp(dir_ / "stderr").find("--plan plans a data-parallel run"), std::string::npos);
+  EXPECT_EQ(train({"--dp-profile", "--preset", "pool", "--out", (dir_ / "one").string()}), 2);
+  EXPECT_NE(slurp(dir_ / "stderr").find("--dp-profile profiles a data-parallel run"),
+            std::string::npos);
 }
 
 TEST_F(DataParallelCommand, AnUnplannableBatchOrAMalformedChipIsRefusedBeforeStarting) {
