@@ -1,6 +1,5 @@
 #include "train_run.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -319,19 +318,16 @@ void report_planned_run(const PlannedRun& run, const std::vector<double>& step_s
   const SplitPlan& plan = run.chosen;
   const double measured = measured_step_seconds(step_seconds);
   if (!(measured > 0)) return;
-  const double tokens = static_cast<double>(config.batch_size * config.seq_len);
-  double devices = 0, fastest = 0;
-  for (double f : plan.device_tokens_per_second) {
-    devices += f;
-    fastest = std::max(fastest, f);
-  }
-  const double pool = tokens / measured;
+  const double pool = static_cast<double>(config.batch_size * config.seq_len) / measured;
   const double error = (plan.predicted_step_seconds - measured) / measured;
+  // The plan's eta and gain are over its predicted step: scaled to the measured one.
+  const double eta = plan.eta * plan.predicted_step_seconds / measured;
+  const double gain = plan.gain * plan.predicted_step_seconds / measured;
   progress << fmt::format(
                   "measured {:.3f} s a step (mean of {} steps), predicted {:.3f} s: error "
                   "{:+.1f}%; {:.0f} tokens/s, eta {:.3f}, gain {:.2f}\n",
                   measured, step_seconds.size() > 1 ? step_seconds.size() - 1 : 1,
-                  plan.predicted_step_seconds, 100 * error, pool, pool / devices, pool / fastest)
+                  plan.predicted_step_seconds, 100 * error, pool, eta, gain)
            << std::flush;
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (size_t r = 0; r < plan.rows.size(); ++r)
@@ -352,8 +348,8 @@ void report_planned_run(const PlannedRun& run, const std::vector<double>& step_s
       {"measured_step_seconds", measured},
       {"prediction_error", error},
       {"tokens_per_second", pool},
-      {"eta", pool / devices},
-      {"gain", pool / fastest},
+      {"eta", eta},
+      {"gain", gain},
       {"predicted_eta", plan.eta},
       {"predicted_gain", plan.gain},
       {"overlap", options.dp_overlap},

@@ -66,6 +66,11 @@ class DataParallelCommand : public polychip::training::testing::CliTest {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   int train(const std::vector<std::string>& args) { return wait_for(start(args), 300); }
+  // `train args` exits 2, its stderr naming `message`.
+  void expect_refused(const std::vector<std::string>& args, const std::string& message) {
+    EXPECT_EQ(train(args), 2) << message;
+    EXPECT_NE(slurp(dir_ / "stderr").find(message), std::string::npos) << slurp(dir_ / "stderr");
+  }
   // Column `column` of the history rows: 1 loss, 2 gradient norm.
   std::vector<double> curve(const std::string& run, int column = 1) {
     const nlohmann::json state = nlohmann::json::parse(slurp(dir_ / run / "training_state.json"));
@@ -196,9 +201,8 @@ TEST_F(DataParallelCommand, AMalformedSplitIsRefusedBeforeStarting) {
                       "of micro-batches of 3 rows"),
             0u)
       << slurp(dir_ / "stderr");
-  EXPECT_EQ(train({"--dp-split", "8", "--preset", "default", "--out", (dir_ / "one").string()}), 2);
-  EXPECT_NE(slurp(dir_ / "stderr").find("--dp-split splits a data-parallel run's batch"),
-            std::string::npos);
+  expect_refused({"--dp-split", "8", "--preset", "default", "--out", (dir_ / "one").string()},
+                 "--dp-split splits a data-parallel run's batch");
 }
 
 // An environment variable for the rank processes this test starts.
@@ -258,27 +262,20 @@ TEST_F(DataParallelCommand, PlanPrintsThePlanAndTrainsNothing) {
   EXPECT_NE(out.find("bottleneck"), std::string::npos) << out;
   EXPECT_EQ(out.find("training GPT-2"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(dir_ / "dp" / "training_state.json"));
-  EXPECT_EQ(train({"--plan", "--preset", "pool", "--out", (dir_ / "one").string()}), 2);
-  EXPECT_NE(slurp(dir_ / "stderr").find("--plan plans a data-parallel run"), std::string::npos);
-  EXPECT_EQ(train({"--dp-profile", "--preset", "pool", "--out", (dir_ / "one").string()}), 2);
-  EXPECT_NE(slurp(dir_ / "stderr").find("--dp-profile profiles a data-parallel run"),
-            std::string::npos);
+  expect_refused({"--plan", "--preset", "pool", "--out", (dir_ / "one").string()},
+                 "--plan plans a data-parallel run");
+  expect_refused({"--dp-profile", "--preset", "pool", "--out", (dir_ / "one").string()},
+                 "--dp-profile profiles a data-parallel run");
 }
 
 TEST_F(DataParallelCommand, AnUnplannableBatchOrAMalformedChipIsRefusedBeforeStarting) {
-  EXPECT_EQ(train({"--np", "2", "--dp-split", "auto", "--micro-batch", "8", "--preset", "default",
-                   "--out", (dir_ / "dp").string()}),
-            2);
-  EXPECT_NE(slurp(dir_ / "stderr")
-                .find("--dp-split auto: a global batch of 8 rows is not 2 or more whole "
-                      "micro-batches of 8 rows"),
-            std::string::npos)
-      << slurp(dir_ / "stderr");
+  expect_refused({"--np", "2", "--dp-split", "auto", "--micro-batch", "8", "--preset", "default",
+                  "--out", (dir_ / "dp").string()},
+                 "--dp-split auto: a global batch of 8 rows is not 2 or more whole "
+                 "micro-batches of 8 rows");
   const ScopedEnv chips("POLYCHIP_SIM_MODELLED", "fast=2");
-  EXPECT_EQ(
-      train({"-a", "sim.modelled-fast", "--preset", "tiny", "--out", (dir_ / "one").string()}), 2);
-  EXPECT_NE(slurp(dir_ / "stderr").find("POLYCHIP_SIM_MODELLED: 'fast=2'"), std::string::npos)
-      << slurp(dir_ / "stderr");
+  expect_refused({"-a", "sim.modelled-fast", "--preset", "tiny", "--out", (dir_ / "one").string()},
+                 "POLYCHIP_SIM_MODELLED: 'fast=2'");
 }
 
 // The reduction overlapped with the backward pass sums the same terms, each
@@ -312,9 +309,8 @@ TEST_F(DataParallelCommand, TheOverlappedReductionTrainsTheSameModel) {
               0u)
         << slurp(dir_ / "stderr");
   }
-  EXPECT_EQ(train({"--dp-overlap", "--preset", "tiny", "--out", (dir_ / "one").string()}), 2);
-  EXPECT_NE(slurp(dir_ / "stderr").find("--dp-overlap overlaps a data-parallel run's batch"),
-            std::string::npos);
+  expect_refused({"--dp-overlap", "--preset", "tiny", "--out", (dir_ / "one").string()},
+                 "--dp-overlap overlaps a data-parallel run's batch");
 }
 
 // The rank processes of launcher `pid` whose environment holds RANK=rank.
