@@ -8,10 +8,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "case_list.hpp"
 #include "caveats.hpp"
 #include "comm_certify.hpp"
 #include "coverage.hpp"
 #include "device_targets.hpp"
+#include "interaction_coverage.hpp"
 #include "polychip/atomic_file.hpp"
 #include "polychip/error.hpp"
 #include "polychip/runtime.hpp"
@@ -122,10 +124,16 @@ int run_certify(const CertifyOptions& given) {
     return usage_error(e.message());
   }
   const precision::Coverage coverage = precision::coverage_of(cases, precision::kOracle);
+  const int strength = precision::crossing_strength(precision::parse_level(o.level));
+  const auto interactions = precision::interaction_coverage(cases, strength);
   if (o.coverage) {
-    fmt::print("{}", precision::coverage_table(
-                         coverage, fmt::format("coverage of --suite {} --level {} ({} cases)",
-                                               o.suite, o.level, cases.size())));
+    fmt::print("{}\n{}",
+               precision::coverage_table(
+                   coverage, fmt::format("coverage of --suite {} --level {} ({} cases)", o.suite,
+                                         o.level, cases.size())),
+               precision::interaction_coverage_table(
+                   interactions,
+                   fmt::format("{}-way coverage of each op's factors (op_factors.cpp)", strength)));
     return 0;
   }
   std::optional<RunInProgress> in_progress;
@@ -159,7 +167,9 @@ int run_certify(const CertifyOptions& given) {
   const int trace_status = write_recorded_trace(o, suite);
   suite.references = {{"oracle", "float64 oracle (precision/oracle)"},
                       {"nvidia", nvidia_reference_description(recorded.get(), cases)}};
-  suite.run_fields = {{"profile", profile.name}, {"coverage", coverage}};
+  suite.run_fields = {{"profile", profile.name},
+                      {"coverage", coverage},
+                      {"interaction_coverage", precision::to_json(interactions)}};
   if (!o.tolerances_path.empty()) {
     suite.run_fields["tolerances_loosened"] = to_json(loosened);
     if (!loosened.empty())

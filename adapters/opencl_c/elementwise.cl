@@ -93,9 +93,12 @@ inline ACC pc_unary_backward(int op, ACC dy, ACC x) {
       ACC s = pc_sigmoid(x);
       return dy * s * ((ACC)1 - s);
     }
+    // 1 - tanh(x)^2 as 4e / (1 + e)^2, e = exp(-2|x|): no cancellation near
+    // saturation, where a tanh a few ulps short of 1 (PoCL's at -Inf)
+    // would leave 1 - t^2 far from 0.
     case PC_TANH_BW: {
-      ACC t = tanh(x);
-      return dy * ((ACC)1 - t * t);
+      ACC e = exp((ACC)-2 * fabs(x));
+      return dy * ((ACC)4 * e / (((ACC)1 + e) * ((ACC)1 + e)));
     }
   }
   return dy;

@@ -178,6 +178,22 @@ class CertifyTest : public ::testing::Test {
 };
 
 // Whether `condition` holds within 60 s, asked every 50 ms.
+// Where the NVIDIA emulation itself leaves the tolerance against the exact
+// result, as NVIDIA's kernels do (a device is judged against whichever of
+// the two it is nearer): special values, where it follows CUDA's NaN
+// behaviour (gelu and silu give NaN at -inf, pytorch/pytorch#160876;
+// Inf * 0 in the activation gradients; relu_backward passes dy at NaN);
+// PyTorch's tanh-form gelu_backward in f32, whose 1 + tanh(u) cancels near
+// x = -4 (some 2.3x the tolerance); and casts from f64 to f16, which round
+// through f32 (c10::Half is built from a float: double rounding at ties).
+bool nvidia_leaves_the_exact_tolerance(const json& c) {
+  const std::string id = c["id"];
+  return id.find("special") != std::string::npos ||
+         (c["op"] == "gelu_backward" && c["dtype"] == "f32" &&
+          id.find("tanh") != std::string::npos) ||
+         (c["op"] == "cast" && c["dtype"] == "f64" && id.find("to=f16") != std::string::npos);
+}
+
 bool eventually(const std::function<bool()>& condition) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!condition()) {
@@ -315,11 +331,9 @@ TEST_F(CertifyTest, QuickPassesOnCpuAndSimFaithful) {
     if (c["verdict"] == "Waived") {
       EXPECT_TRUE(c.contains("waiver")) << c["id"];
     }
-    // (Special values excepted: there the emulation follows CUDA's NaN
-    // behaviour, which the oracle's limits need not share.)
     const std::string id = c["id"];
     if (c.contains("metrics") && c["metrics"].value("nvidia_within_tolerance", true) == false &&
-        id.find("special") == std::string::npos) {
+        !nvidia_leaves_the_exact_tolerance(c)) {
       EXPECT_EQ(c["verdict"], "Waived") << "NVIDIA emulation beyond tolerance: " << id;
     }
   }
@@ -1063,8 +1077,7 @@ TEST_F(CertifyTest, RecordedOutputsReplaceTheEmulationForTheCasesATraceHolds) {
 // the standard level's cases whose outputs take at most 16 KiB of base64,
 // and every gemm case)
 // are within tolerance on every case they cover, and the NVIDIA emulation
-// on every other case but the special values of gelu and silu (PyTorch's
-// kernels give NaN at -inf, pytorch/pytorch#160876). (Before the
+// on every other case but those nvidia_leaves_the_exact_tolerance names. (Before the
 // cancellation-aware tolerance, layernorm_backward with D = 2 failed the H200
 // at 3.9 times its tolerance; before Welford's bound on an exact layernorm's
 // mean, the emulation failed layernorm/f32/2x4096/exact.)
@@ -1077,11 +1090,8 @@ TEST_F(CertifyTest, TheNvidiaReferenceRecordedOnAnH200PassesEveryCaseItHolds) {
   size_t recorded = 0;
   const json h200 = results("h200");
   for (const json& c : h200["cases"]) {
-    const std::string id = c["id"];
     if (c["references"]["nvidia"].get<std::string>().rfind("recorded on NVIDIA H200", 0) != 0) {
-      const bool pytorch_nan_at_minus_inf =
-          (c["op"] == "gelu" || c["op"] == "silu") && id.find("/special/") != std::string::npos;
-      if (!pytorch_nan_at_minus_inf && c.contains("metrics")) {
+      if (!nvidia_leaves_the_exact_tolerance(c) && c.contains("metrics")) {
         EXPECT_EQ(c["metrics"]["nvidia_within_tolerance"], true) << "emulated: " << c.dump(1);
       }
       continue;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "exhaustive_unary.hpp"
+#include "op_factors.hpp"
 #include "polychip/error.hpp"
 #include "polychip/op_contract.hpp"
 
@@ -36,6 +37,10 @@ class Builder {
   void add_floats(const char* op, Shape dims, std::vector<std::string> variant = {}) {
     for (DType dt : kHalfAndSingle) add(op, dt, dims, variant);
     if (level_ != Level::kQuick) add(op, DType::kF64, dims, variant);
+  }
+  // Adds exactly this case (no extra seeds) unless an identical one exists.
+  void add_once(CaseSpec spec) {
+    if (ids_.insert(case_id(spec)).second) cases_.push_back(std::move(spec));
   }
   bool at_least(Level l) const { return static_cast<int>(level_) >= static_cast<int>(l); }
   std::vector<CaseSpec> take() { return std::move(cases_); }
@@ -290,6 +295,7 @@ void coverage_points(Builder& b) {
 // drawn shape and variant, so `--case ID` reproduces any failure; the draw
 // itself is seeded by kShapeFuzzSeed, so every run of a level has the same cases.
 constexpr uint64_t kShapeFuzzSeed = 20261124;
+static_assert(kFirstFuzzedSeed + 100 < kFirstCrossedSeed);
 constexpr int kShapesPerOp = 3;
 
 class ShapeFuzzer {
@@ -356,12 +362,33 @@ void fuzzed_shapes(Builder& b) {
       } else {
         continue;
       }
-      b.add(op.name, DType::kF32, dims, variant, 100 + i);
+      b.add(op.name, DType::kF32, dims, variant, kFirstFuzzedSeed + i);
     }
   }
 }
 
+// Every op's factors (op_factors.hpp) crossed: every pair of values at
+// quick, every triple from standard on.
+void crossed_factors(Builder& b, int strength) {
+  for (const OpFactors& op : op_factor_registry())
+    for (CaseSpec& spec : crossed_cases(op, strength)) b.add_once(std::move(spec));
+}
+
 }  // namespace
+
+std::vector<CaseSpec> crossed_cases(const OpFactors& op, int strength) {
+  // Each strength extends the array of the one below: a level keeps the
+  // crossed cases of the level below.
+  std::vector<FactorRow> rows;
+  for (int t = 2; t <= strength; ++t)
+    rows = covering_array(value_counts(op), t, allowed_pairs(op), std::move(rows));
+  std::vector<CaseSpec> cases;
+  for (size_t i = 0; i < rows.size(); ++i)
+    cases.push_back(case_of_row(op, rows[i], kFirstCrossedSeed + i));
+  return cases;
+}
+
+int crossing_strength(Level level) { return level == Level::kQuick ? 2 : 3; }
 
 Level parse_level(std::string_view name) {
   if (name == "quick") return Level::kQuick;
@@ -392,6 +419,7 @@ std::vector<CaseSpec> cases_for_level(Level level) {
   norms(b);
   exact_attention_and_norms(b);
   coverage_points(b);
+  crossed_factors(b, crossing_strength(level));
   if (b.at_least(Level::kStandard)) fuzzed_shapes(b);
   std::vector<CaseSpec> cases = b.take();
   // Every f32 input of the unary math ops, 2^26 per case (exhaustive_unary.hpp).

@@ -16,6 +16,13 @@
 #include "problem.hpp"
 
 namespace polychip::precision {
+OutputMetrics compare_problem_output(const Problem& p, size_t k, const HostTensor& got,
+                                     const HostTensor& exact, const Tolerance& tol) {
+  const double terms = k < p.terms_magnitude.size() ? p.terms_magnitude[k] : 0;
+  const double scale = k < p.error_scale.size() ? p.error_scale[k] : 0;
+  return compare_output(got, exact, tol, p.reduce_len, terms, scale);
+}
+
 namespace {
 
 // Tolerance key: the op, or "gemm:<variant>" for a case of that variant.
@@ -51,12 +58,37 @@ Measured measure(const Problem& p, const std::vector<HostTensor>& got,
                  const std::vector<HostTensor>& exact, const std::vector<Tolerance>& tols) {
   Measured out;
   for (size_t k = 0; k < got.size(); ++k) {
-    const double terms = k < p.terms_magnitude.size() ? p.terms_magnitude[k] : 0;
-    out.metrics.push_back(compare_output(got[k], exact[k], tols[k], p.reduce_len, terms));
+    out.metrics.push_back(compare_problem_output(p, k, got[k], exact[k], tols[k]));
     if (out.metrics[k].max_tolerance_fraction > out.metrics[out.worst].max_tolerance_fraction)
       out.worst = k;
   }
   return out;
+}
+
+// The reference each element is judged against: the exact result, or the
+// NVIDIA reference's value where the device is nearer to that (equal, for
+// NaN and Inf). A device is never judged worse than NVIDIA on the same
+// element: PyTorch's tanh-form gelu gradient cancels to a relative error of
+// 6e-4 near x = -4 in f32, its relu gradient passes dy through at x = NaN,
+// its activation gradients give Inf * 0 = NaN at +-Inf, and a chip doing
+// the same is aligned with it. `followed` counts the elements where that
+// reference differs from the exact one.
+std::vector<HostTensor> nearer_reference(const std::vector<HostTensor>& exact,
+                                         const std::vector<HostTensor>& nvidia,
+                                         const std::vector<HostTensor>& device, int64_t& followed) {
+  std::vector<HostTensor> judged = exact;
+  for (size_t k = 0; k < judged.size(); ++k)
+    for (size_t i = 0; i < judged[k].values.size() && is_floating(judged[k].dtype); ++i) {
+      const double e = round_to_dtype(exact[k].values[i], exact[k].dtype);
+      const double n = nvidia[k].values[i], d = device[k].values[i];
+      const bool same_as_nvidia = (std::isnan(n) && std::isnan(d)) || n == d;
+      const bool nearer_nvidia = std::isfinite(d) && std::isfinite(n) && std::isfinite(e) &&
+                                 std::fabs(d - n) < std::fabs(d - e);
+      if (!(same_as_nvidia || nearer_nvidia) || (std::isnan(n) ? std::isnan(e) : n == e)) continue;
+      judged[k].values[i] = n;
+      ++followed;
+    }
+  return judged;
 }
 
 struct DeviceRun {
@@ -338,8 +370,6 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
                        ? *exact_tolerance
                        : ctx.tolerances->lookup(tolerance_key(spec), p.outputs[k].dtype));
   }
-  Measured dev = measure(p, got, exact, tols);
-
   // The NVIDIA reference on the same inputs: the outputs recorded for the
   // case where a trace has them, else the emulation.
   std::optional<Measured> nv;
@@ -362,6 +392,12 @@ CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx) {
       nv_error = e.message();
     }
   }
+
+  int64_t followed = 0;
+  const std::vector<HostTensor> judged =
+      nv ? nearer_reference(exact, nv_out, got, followed) : exact;
+  if (followed > 0) out.record["elements_judged_against_nvidia"] = followed;
+  Measured dev = measure(p, got, judged, tols);
 
   // Metrics: the worst output's, plus every output's.
   const size_t w = dev.worst;

@@ -12,9 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "case_spec.hpp"
+#include "metrics.hpp"
 #include "polychip/dispatcher.hpp"
 #include "polychip/memory.hpp"
 #include "precision/host_tensor.hpp"
+#include "problem.hpp"
 #include "tolerance.hpp"
 #include "verdict.hpp"
 #include "waivers.hpp"
@@ -63,6 +65,11 @@ struct CaseOutcome {
 
 // Never throws for adapter errors: they become verdicts.
 CaseOutcome run_case(const CaseSpec& spec, const CaseContext& ctx);
+
+// Output k of the problem against its exact values, with the problem's
+// cancellation terms and error scale (metrics.hpp compare_output).
+OutputMetrics compare_problem_output(const Problem& p, size_t k, const HostTensor& got,
+                                     const HostTensor& exact, const Tolerance& tol);
 
 // The record of a case that never produced one (Crash, Timeout), with the
 // same fields as run_case's.

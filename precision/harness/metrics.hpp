@@ -56,8 +56,12 @@ ElementError element_error(double d, double r, DType dt, const Tolerance& tol, d
 // `terms_magnitude`: for an output computed as a difference of larger terms
 // (cancellation), the largest of those terms; the absolute tolerance of a
 // reduction scales with it where it exceeds the output's own largest value.
+// `error_scale` (> 0) replaces both: the magnitude a reduction's rounding
+// error scales with, where the output's largest values are exact offsets
+// that no rounding touches (cross_entropy_backward's -dloss at the target).
 OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
-                             const Tolerance& tol, int64_t reduce_len, double terms_magnitude = 0);
+                             const Tolerance& tol, int64_t reduce_len, double terms_magnitude = 0,
+                             double error_scale = 0);
 
 nlohmann::json to_json(const OutputMetrics& m);
 

@@ -225,6 +225,46 @@ std::vector<double> layernorm_terms(const std::vector<HostTensor>& in, double ep
   return {finite(y_terms), 0, finite(rstd_terms)};
 }
 
+// Special values in a row op: one in each line the op reduces (a seeded
+// position, the dtype's special values in turn), the rest of the line
+// normal. Each line then checks one value class (NaN and Inf propagate,
+// zeros, subnormals and extremes do not poison the line); every third
+// value special, as elementwise cases have them, would make every line NaN.
+void one_special_per_line(HostTensor& t, int64_t axis, std::mt19937_64& rng) {
+  const Shape& s = t.shape;
+  if (s.empty() || element_count(s) == 0) return;
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  int64_t outer = 1, inner = 1;
+  const int64_t len = s[static_cast<size_t>(axis)];
+  for (int64_t k = 0; k < axis; ++k) outer *= s[static_cast<size_t>(k)];
+  for (size_t k = static_cast<size_t>(axis) + 1; k < s.size(); ++k) inner *= s[k];
+  t.values = generate_values(Distribution::kNormal, t.dtype, element_count(s), rng);
+  const std::vector<double> specials = special_values(t.dtype);
+  const size_t first = static_cast<size_t>(rng() % specials.size());
+  size_t line = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i, ++line) {
+      const int64_t at = static_cast<int64_t>(rng() % static_cast<uint64_t>(len));
+      t.values[static_cast<size_t>((o * len + at) * inner + i)] =
+          specials[(first + line) % specials.size()];
+    }
+}
+
+// The largest |dloss_n * softmax(x_n)_i| over finite rows.
+double cross_entropy_gradient_scale(const HostTensor& logits, const HostTensor& dloss) {
+  const int64_t rows = logits.shape[0], classes = logits.shape[1];
+  double scale = 0;
+  for (int64_t n = 0; n < rows; ++n) {
+    const double* x = logits.values.data() + n * classes;
+    const double top = *std::max_element(x, x + classes);
+    double sum = 0;
+    for (int64_t j = 0; j < classes; ++j) sum += std::exp(x[j] - top);
+    const double g = std::fabs(dloss.values[static_cast<size_t>(n)]) / sum;
+    if (std::isfinite(g)) scale = std::max(scale, g);
+  }
+  return scale;
+}
+
 }  // namespace
 
 Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
@@ -280,8 +320,13 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
   }
 
   std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ull + 0x5EEDull);
+  const bool row_op =
+      op.family == std::string_view("reduction") || op.family == std::string_view("softmax");
   auto fill = [&](HostTensor& t, Distribution d) {
-    t.values = generate_values(d, t.dtype, element_count(t.shape), rng);
+    if (row_op && d == Distribution::kSpecial)
+      one_special_per_line(t, p.attrs.ints[attr::kAxis], rng);
+    else
+      t.values = generate_values(d, t.dtype, element_count(t.shape), rng);
   };
   auto& in = p.inputs;
   const Shape& d = spec.dims;
@@ -361,7 +406,14 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
   } else if (name == "cross_entropy" || name == "cross_entropy_backward") {
     fill(in[0], dist);
     in[1].values = generate_indices(d[0], d[1], rng);
-    if (in.size() > 2) fill(in[2], Distribution::kNormal);
+    if (in.size() > 2) {
+      fill(in[2], Distribution::kNormal);
+      // dlogits = dloss * (softmax - onehot): a kernel's rounding error
+      // scales with dloss * softmax, the largest of which is dloss / sum
+      // exp(x - max) per row; the target's -dloss is an exact offset. (Where
+      // the softmax saturates, the target's p - 1 cancels at |dloss|.)
+      p.error_scale = {cross_entropy_gradient_scale(in[0], in[2])};
+    }
   } else if (name == "embedding") {
     in[0].values = generate_indices(d[0], d[1], rng);
     fill(in[1], dist);

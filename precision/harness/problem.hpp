@@ -32,6 +32,9 @@ struct Problem {
   // the output is, where cancellation makes them larger than the output
   // (metrics.hpp compare_output); 0 elsewhere.
   std::vector<double> terms_magnitude;
+  // Per output (may be shorter): where > 0, the magnitude the rounding error
+  // scales with in place of the above (compare_output's error_scale).
+  std::vector<double> error_scale;
   // Lay device tensors out with gaps (elementwise and reduction families).
   bool strided = false;
   // Binary elementwise ops: operand b is one row broadcast along dimension

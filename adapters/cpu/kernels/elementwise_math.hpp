@@ -38,7 +38,9 @@ inline double gelu_erf_grad(double x) {
   return 0.5 * std::erfc(-x * kSqrtHalf) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x);
 }
 inline double gelu_tanh_grad(double x) {
-  if (std::isinf(x)) return gradient_limit(x);
+  // Past |x| = 1e100 (f64 inputs only) x^3 overflows and 0 * Inf would give
+  // NaN; the sigmoid saturated long before, so the limit is exact there.
+  if (!(std::fabs(x) < 1e100)) return std::isnan(x) ? x : gradient_limit(x);
   const double u = kSqrt2OverPi * (x + kGeluTanhC * x * x * x);
   const double one_plus_t = 2.0 * sigmoid(2.0 * u);
   const double one_minus_t = 2.0 * sigmoid(-2.0 * u);

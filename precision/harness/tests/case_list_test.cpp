@@ -22,9 +22,9 @@ std::set<std::string> ids_of(Level level) {
   return ids;
 }
 
-// The cases drawn by the shape fuzzer carry seeds from 100 on; the listed
-// ones count their seeds from 1.
-constexpr uint64_t kFirstFuzzedSeed = 100;
+bool fuzzed(const CaseSpec& spec) {
+  return spec.seed >= kFirstFuzzedSeed && spec.seed < kFirstCrossedSeed;
+}
 
 TEST(CaseList, LevelNamesRoundTripAndAnUnknownNameThrows) {
   for (Level level : {Level::kQuick, Level::kStandard, Level::kFull})
@@ -98,7 +98,7 @@ TEST(CaseList, StandardFuzzesLayoutsOnlyWhereTheOpHasThem) {
   // token -> {fuzzed cases of ops that may have it, of which have it}
   std::map<std::string, std::pair<int, int>> drawn;
   for (const CaseSpec& spec : cases_for_level(Level::kStandard)) {
-    if (spec.seed < kFirstFuzzedSeed) continue;
+    if (!fuzzed(spec)) continue;
     SCOPED_TRACE(case_id(spec));
     const std::string_view family = find_op(spec.op)->family;
     const bool elementwise = family == "elementwise";
@@ -129,7 +129,7 @@ TEST(CaseList, StandardFuzzesThreeShapesPerOpWithinBoundsHalfAtCriticalLengths) 
   std::set<int64_t> distinct;
   int long_draws = 0, long_critical = 0;
   for (const CaseSpec& spec : cases_for_level(Level::kStandard)) {
-    if (spec.seed < kFirstFuzzedSeed) continue;
+    if (!fuzzed(spec)) continue;
     SCOPED_TRACE(case_id(spec));
     CaseSpec shape = spec;
     shape.seed = 0;
