@@ -9,7 +9,9 @@
 #include "cpu_adapter.hpp"
 #include "polychip/error.hpp"
 #include "polychip/op_contract.hpp"
+#include "polychip/tensor.hpp"
 #include "precision/harness/value_generator.hpp"
+#include "strided_loop.hpp"
 
 namespace polychip::precision {
 namespace {
@@ -18,24 +20,15 @@ std::atomic<const Mutant*> g_active{nullptr};
 
 DType dtype_of(const polychip_tensor& t) { return static_cast<DType>(t.dtype); }
 
+cpu::TensorView view_of(const polychip_tensor& t) { return cpu::make_view(t, cpu::tensor_data(t)); }
+
 // Calls f(address) for every element of t, in row-major logical order.
 template <class F>
 void for_each_element(const polychip_tensor& t, F&& f) {
-  int64_t count = 1;
-  for (int d = 0; d < t.rank; ++d) count *= t.shape[d];
-  if (count == 0) return;
-  char* base = static_cast<char*>(cpu::tensor_data(t));
-  const size_t size = dtype_size(dtype_of(t));
-  std::array<int64_t, POLYCHIP_MAX_RANK> index{};
-  for (int64_t n = 0; n < count; ++n) {
-    int64_t offset = 0;
-    for (int d = 0; d < t.rank; ++d) offset += index[static_cast<size_t>(d)] * t.strides[d];
-    f(base + offset * static_cast<int64_t>(size));
-    for (int d = t.rank - 1; d >= 0; --d) {
-      if (++index[static_cast<size_t>(d)] < t.shape[d]) break;
-      index[static_cast<size_t>(d)] = 0;
-    }
-  }
+  const cpu::TensorView v = view_of(t);
+  const auto size = static_cast<int64_t>(dtype_size(v.dtype));
+  cpu::for_each_element([&](const std::array<int64_t, 1>& offset) { f(v.data + offset[0] * size); },
+                        v);
 }
 
 // Applies value -> g(value) to every element of a floating tensor.
@@ -65,19 +58,8 @@ void wrap_to_int16(const polychip_tensor& t) {
 }
 
 void make_dense(polychip_tensor& t) {
-  int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    t.strides[d] = stride;
-    stride *= t.shape[d];
-  }
-}
-
-bool is_dense(const polychip_tensor& t) {
-  polychip_tensor dense = t;
-  make_dense(dense);
-  for (int d = 0; d < t.rank; ++d)
-    if (t.shape[d] != 1 && t.strides[d] != dense.strides[d]) return false;
-  return true;
+  const Shape strides = row_major_strides(Shape(t.shape, t.shape + t.rank));
+  std::copy(strides.begin(), strides.end(), t.strides);
 }
 
 bool has_broadcast(const polychip_tensor& t) {
@@ -139,7 +121,7 @@ polychip_status mutant_kernel(const polychip_kernel_args* a) {
     polychip_tensor& t = tensors[k];
     switch (m->misreading) {
       case Misreading::kStridedReadAsContiguous:
-        if (!has_broadcast(t) && !is_dense(t)) make_dense(t);
+        if (!has_broadcast(t) && !view_of(t).is_row_major()) make_dense(t);
         break;
       case Misreading::kBroadcastReadAsContiguous:
         if (has_broadcast(t)) make_dense(t);
