@@ -146,6 +146,21 @@ std::string loosened_tolerances_caveat(const std::string& path,
       path, loosened.size(), loosened.size() == 1 ? "" : "s", first_few(bounds));
 }
 
+std::optional<std::string> partial_run_caveat(const CertifyOptions& options, size_t cases_run) {
+  if (options.case_id)
+    return fmt::format(
+        "a partial run: only the case given by --case ran ({}), not every case of level {}; "
+        "certify the whole level for a certification",
+        *options.case_id, options.level);
+  if (!options.ops.empty())
+    return fmt::format(
+        "a partial run: only the {} of op{} {} (--ops) ran, not every case of level {}; "
+        "certify the whole level for a certification",
+        plural(cases_run, "case"), options.ops.size() == 1 ? "" : "s", fmt::join(options.ops, ", "),
+        options.level);
+  return std::nullopt;
+}
+
 std::vector<std::string> precision_caveats(const CertificationProfile& profile,
                                            const SuiteRun& suite, const std::string& waivers_path) {
   std::vector<std::string> caveats;

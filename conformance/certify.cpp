@@ -112,7 +112,7 @@ int run_certify(const CertifyOptions& given) {
   std::shared_ptr<const reference::TraceStore> recorded;
   std::vector<precision::ToleranceLoosening> loosened;
   try {
-    cases = select_cases(o.suite, o.level, o.case_id);
+    cases = select_cases(o.suite, o.level, o.case_id, o.ops);
     if (!o.tolerances_path.empty())
       loosened =
           precision::loosened_past_builtin(precision::ToleranceTable::from_file(o.tolerances_path));
@@ -177,6 +177,7 @@ int run_certify(const CertifyOptions& given) {
   }
   for (std::string& caveat : precision_caveats(profile, suite, o.waivers_path))
     suite.caveats.push_back(std::move(caveat));
+  if (auto partial = partial_run_caveat(o, cases.size())) suite.caveats.push_back(*partial);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int status = write_and_report(o, build_results(o, suite, seconds));

@@ -18,6 +18,7 @@ struct CertifyOptions {
   std::string out_dir;                 // "" = kDefaultOutDir
   std::string profile;                 // certification profile; "" = the data file's default
   std::optional<std::string> case_id;  // run exactly this case
+  std::vector<std::string> ops;        // run only these ops' cases (a partial run)
   double timeout_seconds = 60;         // per case
   bool timeout_given = false;          // --timeout given (comm: else POLYCHIP_COMM_TIMEOUT)
   std::string tolerances_path;         // "" = built-in
@@ -40,8 +41,9 @@ struct WorkerOptions {
   std::string adapter;
   std::string level = "quick";
   std::optional<std::string> case_id;
-  size_t first = 0;   // index of the first case to run
-  int result_fd = 3;  // JSON lines go here
+  std::vector<std::string> ops;  // CertifyOptions::ops
+  size_t first = 0;              // index of the first case to run
+  int result_fd = 3;             // JSON lines go here
   std::string tolerances_path;
   std::string waivers_path;
   bool keep_device_outputs = false;  // send each case's outputs with its record

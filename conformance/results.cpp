@@ -156,6 +156,7 @@ nlohmann::json build_results(const CertifyOptions& o, const SuiteRun& suite,
                             {"adapters", o.adapters},
                             {"timeout_seconds", o.timeout_seconds}};
   if (o.case_id) request["case"] = *o.case_id;
+  if (!o.ops.empty()) request["ops"] = o.ops;
   request["tolerances"] = o.tolerances_path.empty() ? "built-in" : o.tolerances_path;
   request["waivers"] = o.waivers_path.empty() ? "built-in" : o.waivers_path;
   request.update(suite.run_fields);

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "case_runner.hpp"
 #include "polychip/error.hpp"
@@ -74,6 +75,8 @@ class Worker {
         exe,     "certify-worker", "--adapter",           adapter,       "--level",
         o.level, "--first",        std::to_string(first), "--result-fd", "3"};
     if (o.case_id) args.insert(args.end(), {"--case", *o.case_id});
+    if (!o.ops.empty())
+      args.insert(args.end(), {"--ops", fmt::format("{}", fmt::join(o.ops, ","))});
     if (!o.tolerances_path.empty()) args.insert(args.end(), {"--tolerances", o.tolerances_path});
     if (!o.waivers_path.empty()) args.insert(args.end(), {"--waivers", o.waivers_path});
     if (!o.record_trace_path.empty()) args.push_back("--keep-device-outputs");

@@ -7,15 +7,18 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "case_list.hpp"
 #include "case_runner.hpp"
 #include "polychip/dispatcher.hpp"
 #include "polychip/error.hpp"
+#include "polychip/op_contract.hpp"
 #include "polychip/runtime.hpp"
 #include "references.hpp"
 #include "supervisor.hpp"
@@ -79,13 +82,31 @@ std::string shell_word(std::string_view s) {
 }  // namespace
 
 std::vector<precision::CaseSpec> select_cases(const std::string& suite, const std::string& level,
-                                              const std::optional<std::string>& case_id) {
+                                              const std::optional<std::string>& case_id,
+                                              const std::vector<std::string>& ops) {
   if (suite != "precision")
     throw_error(StatusCode::kInvalidArgument,
                 fmt::format("unknown suite '{}' (available: precision)", suite));
   auto lvl = precision::parse_level(level);
+  if (case_id && !ops.empty())
+    throw_error(StatusCode::kInvalidArgument,
+                "--case and --ops both choose the cases to run: give one of them");
   if (case_id) return {precision::parse_case_id(*case_id)};
-  return precision::cases_for_level(lvl);
+  std::vector<precision::CaseSpec> cases = precision::cases_for_level(lvl);
+  if (ops.empty()) return cases;
+  std::set<std::string> wanted;
+  for (const auto& op : ops) {
+    if (!find_op(op)) {
+      std::vector<std::string> names;
+      for (const auto& entry : op_contract()) names.emplace_back(entry.name);
+      throw_error(StatusCode::kInvalidArgument,
+                  fmt::format("--ops: unknown op '{}' (the op contract's ops: {})", op,
+                              fmt::join(names, ", ")));
+    }
+    wanted.insert(op);
+  }
+  std::erase_if(cases, [&](const precision::CaseSpec& c) { return !wanted.contains(c.op); });
+  return cases;
 }
 
 std::string repro_environment() {
@@ -108,7 +129,7 @@ std::string repro_prefix(const std::string& adapter) {
 int run_worker(const WorkerOptions& o) {
   const int fd = o.result_fd;
   try {
-    auto cases = select_cases("precision", o.level, o.case_id);
+    auto cases = select_cases("precision", o.level, o.case_id, o.ops);
     Runtime& runtime = Runtime::global();
     Device device;
     try {

@@ -16,10 +16,13 @@
 
 namespace polychip::conformance {
 
-// The cases of a run: the level's list, or the single case of `case_id`.
-// Throws Error(INVALID_ARGUMENT) for a bad level or case id.
+// The cases of a run: the level's list, the single case of `case_id`, or
+// the level's cases of `ops` (not empty: names of the op contract, in any
+// order; the cases keep the level's order). Throws Error(INVALID_ARGUMENT)
+// for a bad level, case id or op name, and for both a case and ops.
 std::vector<precision::CaseSpec> select_cases(const std::string& suite, const std::string& level,
-                                              const std::optional<std::string>& case_id);
+                                              const std::optional<std::string>& case_id,
+                                              const std::vector<std::string>& ops = {});
 
 // The reproducer prefix of a case on `adapter`: append the case id.
 std::string repro_prefix(const std::string& adapter);

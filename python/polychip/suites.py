@@ -115,11 +115,13 @@ class CertifyRun:
 
 def certify(adapters: Union[str, Sequence[str]], suite: str = "precision", level: str = "quick",
             output_dir: Optional[str] = None, *, case: Optional[str] = None,
-            profile: Optional[str] = None, tier: Optional[str] = None,
+            ops: Optional[Sequence[str]] = None, profile: Optional[str] = None, tier: Optional[str] = None,
             reference: Optional[str] = None, case_timeout: Optional[float] = None,
             extra_args: Sequence[str] = (), timeout: Optional[float] = None) -> CertifyRun:
     """Runs `polychip certify --suite SUITE --level LEVEL --adapters ...` and
     reads its results.json. output_dir defaults to a new temporary folder.
+    case (one case id) or ops (op names) run part of the level: a partial run,
+    never certified.
     A usage error (exit code 2: an unknown adapter, suite or level) raises
     ValueError with the command's message; a run whose chips fail returns
     normally with passed False."""
@@ -131,6 +133,8 @@ def certify(adapters: Union[str, Sequence[str]], suite: str = "precision", level
                         ("--reference", reference), ("--timeout", case_timeout)):
         if value is not None:
             arguments += [flag, str(value)]
+    if ops is not None:
+        arguments += ["--ops", ",".join(ops)]
     arguments += list(extra_args)
     done = _run(arguments, timeout)
     results_path = os.path.join(output_dir, "results.json")

@@ -16,7 +16,7 @@ def test_the_command_is_found_beside_the_module():
     assert os.access(polychip.suites.command(), os.X_OK)
 
 
-def test_a_certification_that_passes_reads_back_its_results(tmp_path):
+def test_a_run_that_passes_reads_back_its_results(tmp_path):
     run = polychip.certify("cpu", case=ONE_CASE, output_dir=str(tmp_path))
     assert run.passed and run.exit_code == 0 and run.verdict == "Pass"
     assert run.output_dir == str(tmp_path)
@@ -25,7 +25,19 @@ def test_a_certification_that_passes_reads_back_its_results(tmp_path):
     assert [c["id"] for c in run.results["cases"]] == [ONE_CASE]
     assert run.failed_cases() == []
     assert "overall: Pass" in run.summary
-    assert run.caveats == [] and run.certified
+    # One case is a partial run: a Pass, no certification.
+    assert len(run.caveats) == 1 and "a partial run" in run.caveats[0], run.caveats
+    assert not run.certified
+
+
+def test_a_run_of_some_ops_is_a_partial_run(tmp_path):
+    run = polychip.certify("cpu", ops=["neg", "relu"], output_dir=str(tmp_path))
+    assert run.passed and run.results["run"]["ops"] == ["neg", "relu"]
+    assert {c["op"] for c in run.results["cases"]} == {"neg", "relu"}
+    assert not run.certified
+    assert run.caveats == ["a partial run: only the %d cases of ops neg, relu (--ops) ran, not "
+                           "every case of level quick; certify the whole level for a "
+                           "certification" % len(run.results["cases"])]
 
 
 def test_a_pass_under_loosened_tolerances_is_not_a_certification(tmp_path):
@@ -42,8 +54,8 @@ def test_a_pass_under_loosened_tolerances_is_not_a_certification(tmp_path):
     run = polychip.certify(["sim.bf16acc"], case=gemm_case, extra_args=["--tolerances", str(loose)])
     assert run.passed and run.verdict == "Pass"
     assert not run.certified
-    assert len(run.caveats) == 1 and "loosen" in run.caveats[0], run.caveats
-    assert "overall: Pass (with 1 caveat)" in run.summary
+    assert len(run.caveats) == 2 and "loosen" in run.caveats[0], run.caveats
+    assert "overall: Pass (with 2 caveats)" in run.summary
 
 
 def test_a_bring_up_run_is_not_a_certification(tmp_path):
@@ -64,7 +76,7 @@ def test_a_failure_waived_by_the_vendors_own_file_is_not_a_certification(tmp_pat
                            extra_args=["--waivers", str(waivers)])
     assert run.passed and run.verdict == "Pass"
     assert not run.certified
-    assert len(run.caveats) == 1 and "Waived" in run.caveats[0], run.caveats
+    assert len(run.caveats) == 2 and "Waived" in run.caveats[0], run.caveats
 
 
 def test_a_defective_chip_fails_and_its_failing_cases_are_named():

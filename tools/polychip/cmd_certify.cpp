@@ -52,6 +52,13 @@ const bool certify_registered = polychip::cli::register_command(
       CLI::Option* case_option =
           sub.add_option("--case", *case_id, "precision: run exactly this case id (a reproducer)")
               ->check(polychip::cli::non_empty());
+      CLI::Option* ops_option =
+          sub.add_option("--ops", o->ops,
+                         "precision: run only the level's cases of these ops, comma separated "
+                         "(bring-up, debugging); a partial run is never a certification")
+              ->delimiter(',')
+              ->transform(polychip::cli::trimmed())
+              ->check(polychip::cli::non_empty());
       CLI::Option* timeout_option =
           sub.add_option("--timeout", o->timeout_seconds, "seconds a single case may take")
               ->check(polychip::cli::positive_number())
@@ -96,11 +103,17 @@ const bool certify_registered = polychip::cli::register_command(
       // Given to a suite that does not read them, they were ignored: `--suite
       // comm --case X` ran all of the comm suite and passed.
       const std::vector<std::pair<CLI::Option*, std::set<std::string>>> suites_reading = {
-          {case_option, {"precision"}},         {timeout_option, {"precision", "comm"}},
-          {tolerances_option, {"precision"}},   {waivers_option, {"precision"}},
-          {profile_option, {"precision"}},      {coverage_option, {"precision"}},
-          {reference_option, {"training"}},     {tier_option, {"training"}},
-          {record_trace_option, {"precision"}}, {nvidia_trace_option, {"precision"}}};
+          {case_option, {"precision"}},
+          {ops_option, {"precision"}},
+          {timeout_option, {"precision", "comm"}},
+          {tolerances_option, {"precision"}},
+          {waivers_option, {"precision"}},
+          {profile_option, {"precision"}},
+          {coverage_option, {"precision"}},
+          {reference_option, {"training"}},
+          {tier_option, {"training"}},
+          {record_trace_option, {"precision"}},
+          {nvidia_trace_option, {"precision"}}};
       return [o, case_id, case_option, timeout_option, suites_reading] {
         for (const auto& [option, suites] : suites_reading) {
           if (option->count() == 0 || suites.contains(o->suite)) continue;
@@ -130,6 +143,7 @@ const bool worker_registered = polychip::cli::register_command(
       sub.add_option("--adapter", o->adapter)->required();
       sub.add_option("--level", o->level);
       sub.add_option("--case", *case_id);
+      sub.add_option("--ops", o->ops)->delimiter(',');
       sub.add_option("--first", o->first);
       sub.add_option("--result-fd", o->result_fd);
       sub.add_option("--tolerances", o->tolerances_path);
