@@ -185,23 +185,28 @@ class CertifyTest : public ::testing::Test {
   fs::path dir_;
 };
 
-// Whether `condition` holds within 60 s, asked every 50 ms.
 // Where the NVIDIA emulation itself leaves the tolerance against the exact
 // result, as NVIDIA's kernels do (a device is judged against whichever of
 // the two it is nearer): special values, where it follows CUDA's NaN
 // behaviour (gelu and silu give NaN at -inf, pytorch/pytorch#160876;
 // Inf * 0 in the activation gradients; relu_backward passes dy at NaN);
 // PyTorch's tanh-form gelu_backward in f32, whose 1 + tanh(u) cancels near
-// x = -4 (some 2.3x the tolerance); and casts from f64 to f16, which round
-// through f32 (c10::Half is built from a float: double rounding at ties).
+// x = -4 (some 2.3x the tolerance); casts from f64 to f16, which round
+// through f32 (c10::Half is built from a float: double rounding at ties);
+// and f32 sums and means of long rows of large values that cancel, whose
+// 256 lanes each add some 200 values in order (1.16x the tolerance on
+// reduce_mean/f32/1x50257/strided+large/seed=1028).
 bool nvidia_leaves_the_exact_tolerance(const json& c) {
   const std::string id = c["id"];
   return id.find("special") != std::string::npos ||
+         ((c["op"] == "reduce_sum" || c["op"] == "reduce_mean") && c["dtype"] == "f32" &&
+          id.find("large") != std::string::npos && c.value("reduce_len", 0) > 4097) ||
          (c["op"] == "gelu_backward" && c["dtype"] == "f32" &&
           id.find("tanh") != std::string::npos) ||
          (c["op"] == "cast" && c["dtype"] == "f64" && id.find("to=f16") != std::string::npos);
 }
 
+// Whether `condition` holds within 60 s, asked every 50 ms.
 bool eventually(const std::function<bool()>& condition) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!condition()) {

@@ -104,6 +104,15 @@ std::vector<OpFactors> build_registry() {
        {1000},
        {dtypes_of("copy"), elementwise_lengths(), ranks({{"1d", {}}, {"3d", {2, 3}}}), layout},
        {kLargeAndRank}});
+  // One line with one special value checks that value alone: NaN or Inf
+  // makes the one output special (whatever the precision it was computed
+  // in), a saturating one makes a softmax one-hot and every gradient 0.
+  // Lines of special values are crossed in the cases of 7 and 129 lines.
+  std::vector<ForbiddenPair> special_row_pairs = kRowOpPairs;
+  for (const char* one_line : {"rows", "row"})
+    special_row_pairs.push_back(
+        {one_line, "1", "values", "special",
+         "one line holding a special value: its one output checks that value alone"});
   for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "argmax", "l2_norm"}) {
     const std::string_view name = op;
     OpFactors e{
@@ -113,17 +122,10 @@ std::vector<OpFactors> build_registry() {
          name == "reduce_sum" || name == "argmax"
              ? options("values", {"normal", "special", "large", "exact"})
              : options("values", {"normal", "special", "large"})},
-        kRowOpPairs};
+        special_row_pairs};
     if (name == "argmax") e.factors.push_back(options("index", {"i64", "i32"}));
     r.push_back(std::move(e));
   }
-  // One line with one special value: a saturating one (the largest finite)
-  // makes the softmax one-hot and every gradient 0, a case that proves
-  // nothing; lines of special values are crossed in the cases of 7 and 129.
-  std::vector<ForbiddenPair> softmax_pairs = kRowOpPairs;
-  for (const char* one_line : {"rows", "row"})
-    softmax_pairs.push_back({one_line, "1", "values", "special",
-                             "one line holding a saturating special value: a one-hot softmax"});
   for (const char* op : {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"}) {
     OpFactors e{op,
                 {8, 256},
@@ -132,7 +134,7 @@ std::vector<OpFactors> build_registry() {
                  std::string_view(op).ends_with("backward")
                      ? options("values", {"normal", "special"})
                      : options("values", {"normal", "large", "special"})},
-                softmax_pairs};
+                special_row_pairs};
     if (std::string_view(op) == "softmax")
       e.forbidden.push_back({"dtype", "f64", "values", "large",
                              "f64 logits at scale 400 (past exp's overflow) make ~99% of the "

@@ -230,6 +230,7 @@ std::vector<double> layernorm_terms(const std::vector<HostTensor>& in, double ep
 // normal. Each line then checks one value class (NaN and Inf propagate,
 // zeros, subnormals and extremes do not poison the line); every third
 // value special, as elementwise cases have them, would make every line NaN.
+// Every case holds a NaN line.
 void one_special_per_line(HostTensor& t, int64_t axis, std::mt19937_64& rng) {
   const Shape& s = t.shape;
   if (s.empty() || element_count(s) == 0) return;
@@ -241,12 +242,21 @@ void one_special_per_line(HostTensor& t, int64_t axis, std::mt19937_64& rng) {
   t.values = generate_values(Distribution::kNormal, t.dtype, element_count(s), rng);
   const std::vector<double> specials = special_values(t.dtype);
   const size_t first = static_cast<size_t>(rng() % specials.size());
+  // Too few lines for the turn to reach NaN: the last line holds NaN instead,
+  // so a kernel that drops NaN fails however few lines its case has (the
+  // factors cross special values with 7 lines or more, op_factors.cpp).
+  const size_t lines = static_cast<size_t>(outer * inner);
+  const size_t nan_at = static_cast<size_t>(
+      std::find_if(specials.begin(), specials.end(), [](double x) { return std::isnan(x); }) -
+      specials.begin());
+  const bool nan_reached = (nan_at + specials.size() - first) % specials.size() < lines;
   size_t line = 0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i, ++line) {
       const int64_t at = static_cast<int64_t>(rng() % static_cast<uint64_t>(len));
       t.values[static_cast<size_t>((o * len + at) * inner + i)] =
-          specials[(first + line) % specials.size()];
+          !nan_reached && line + 1 == lines ? std::numeric_limits<double>::quiet_NaN()
+                                            : specials[(first + line) % specials.size()];
     }
 }
 
@@ -468,6 +478,16 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
       // (Not element_count / shape[0]: an empty dimension 0 would divide by zero.)
       const size_t row =
           static_cast<size_t>(element_count(Shape(in[1].shape.begin() + 1, in[1].shape.end())));
+      // Special values: the row is drawn as a tensor of its own, so the rule
+      // that puts NaN in a short tensor applies to what b holds; a row of one
+      // element takes the cycle's first value instead (NaN there would make
+      // every output NaN, hiding how b is read).
+      if (dist == Distribution::kSpecial && row > 0) {
+        const std::vector<double> own =
+            row == 1 ? std::vector<double>{special_values(in[1].dtype).front()}
+                     : generate_values(dist, in[1].dtype, static_cast<int64_t>(row), rng);
+        std::copy(own.begin(), own.end(), b.begin());
+      }
       for (size_t i = row; i < b.size(); ++i) b[i] = b[i % row];
     }
     if ((name == "log" || name == "sqrt" || name == "rsqrt") && dist == Distribution::kWide)

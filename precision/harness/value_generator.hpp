@@ -18,6 +18,7 @@ enum class Distribution {
   kPositive,    // log-uniform in [2^-8, 2^8]: the domain of log, sqrt, rsqrt
   kWide,        // random sign, 2^U(emin - 4, emax / 2): subnormals to huge
   kSpecial,     // every third value from ±0, subnormals, min/max normal, ±Inf, NaN, ±1
+                // (a tensor too short to reach NaN ends its specials with it)
   kOffset,      // a large offset plus N(0, 1): stresses variance computations
   kLarge,       // N(0, 1) * a scale that overflows exp() of the dtype
   kExact,       // integers in [-3, 3], a third of them 0 (benchdnn): sums of products
