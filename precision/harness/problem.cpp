@@ -246,10 +246,7 @@ void one_special_per_line(HostTensor& t, int64_t axis, std::mt19937_64& rng) {
   // so a kernel that drops NaN fails however few lines its case has (the
   // factors cross special values with 7 lines or more, op_factors.cpp).
   const size_t lines = static_cast<size_t>(outer * inner);
-  const size_t nan_at = static_cast<size_t>(
-      std::find_if(specials.begin(), specials.end(), [](double x) { return std::isnan(x); }) -
-      specials.begin());
-  const bool nan_reached = (nan_at + specials.size() - first) % specials.size() < lines;
+  const bool nan_reached = special_turn_reaches_nan(specials, first, lines);
   size_t line = 0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i, ++line) {

@@ -89,6 +89,14 @@ std::vector<double> special_values(DType dtype) {
   return v;
 }
 
+bool special_turn_reaches_nan(const std::vector<double>& specials, size_t first, size_t count) {
+  const auto nan =
+      std::find_if(specials.begin(), specials.end(), [](double x) { return std::isnan(x); });
+  if (nan == specials.end()) return true;  // nothing to reach
+  const auto nan_at = static_cast<size_t>(nan - specials.begin());
+  return (nan_at + specials.size() - first % specials.size()) % specials.size() < count;
+}
+
 std::vector<double> generate_values(Distribution d, DType dtype, int64_t n, std::mt19937_64& rng) {
   const FloatFormat f = float_format(dtype);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -98,11 +106,9 @@ std::vector<double> generate_values(Distribution d, DType dtype, int64_t n, std:
   // A tensor too short for the cycle of specials to reach NaN (every third
   // value) ends its specials with NaN instead, so a kernel that drops NaN
   // fails however short its case is.
-  const auto nan_at = static_cast<int64_t>(
-      std::find_if(specials.begin(), specials.end(), [](double x) { return std::isnan(x); }) -
-      specials.begin());
   const int64_t last_special = n > 0 ? (n - 1) / 3 : 0;  // the last special's place in the cycle
-  const bool nan_reached = last_special >= nan_at;
+  const bool nan_reached =
+      special_turn_reaches_nan(specials, 0, static_cast<size_t>(last_special) + 1);
   std::vector<double> out(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) {
     double x = 0;

@@ -47,6 +47,11 @@ FloatFormat float_format(DType dtype);
 // normal, ±max, ±Inf, NaN, ±1 (those the dtype can represent).
 std::vector<double> special_values(DType dtype);
 
+// Whether `count` of `specials` (special_values()) taken in turn from place
+// `first`, cycling, include its NaN. A case whose turn does not reach it
+// gives its last special place NaN instead, so every special case holds one.
+bool special_turn_reaches_nan(const std::vector<double>& specials, size_t first, size_t count);
+
 // n values of `d` rounded to `dtype`.
 std::vector<double> generate_values(Distribution d, DType dtype, int64_t n, std::mt19937_64& rng);
 
