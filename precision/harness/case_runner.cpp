@@ -20,7 +20,11 @@ OutputMetrics compare_problem_output(const Problem& p, size_t k, const HostTenso
                                      const HostTensor& exact, const Tolerance& tol) {
   const double terms = k < p.terms_magnitude.size() ? p.terms_magnitude[k] : 0;
   const double scale = k < p.error_scale.size() ? p.error_scale[k] : 0;
-  return compare_output(got, exact, tol, p.reduce_len, terms, scale);
+  const std::vector<ElementErrorScale> elementwise = tol.mode == ToleranceMode::kClose
+                                                         ? elementwise_error_scales(p)
+                                                         : std::vector<ElementErrorScale>{};
+  return compare_output(got, exact, tol, p.reduce_len, terms, scale,
+                        elementwise.empty() ? nullptr : &elementwise);
 }
 
 namespace {

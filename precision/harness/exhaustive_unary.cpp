@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "device_io.hpp"
+#include "elementwise_error_scale.hpp"
 #include "metrics.hpp"
 #include "polychip/error.hpp"
 #include "polychip/op_contract.hpp"
@@ -127,8 +128,14 @@ struct Tally {
 
 float as_float(uint32_t bits) { return std::bit_cast<float>(bits); }
 
-Failure judge(uint32_t bits, float device, double exact, const Tolerance& tol) {
-  const ElementError e = element_error(device, exact, DType::kF32, tol, tol.atol_factor);
+Failure judge(std::string_view op, uint32_t bits, float device, double exact,
+              const Tolerance& tol) {
+  const double atol =
+      has_elementwise_error_scale(op)
+          ? elementwise_atol(tol, DType::kF32,
+                             activation_error_scale(op, DType::kF32, as_float(bits)))
+          : tol.atol_factor;
+  const ElementError e = element_error(device, exact, DType::kF32, tol, atol);
   return {bits, device, exact, e.ulp, e.fraction};
 }
 
@@ -141,7 +148,7 @@ Tally check_range(std::string_view op, uint32_t first_bits, const float* got, ui
   for (uint64_t i = begin; i < end; ++i) {
     const uint32_t bits = first_bits + static_cast<uint32_t>(i);
     const double exact = f_exact(as_float(bits));
-    const Failure f = judge(bits, got[i], exact, tol);
+    const Failure f = judge(op, bits, got[i], exact, tol);
     if (!near_overflow(exact) && settled(f.fraction, near_a_binade_edge(exact)))
       t.add(f);
     else
@@ -160,7 +167,7 @@ void settle_deferred(const OpSpec& op, const polychip_op_attrs& attrs, HostOpFn 
   std::vector<HostTensor> y = {HostTensor{DType::kF32, x.shape, {}}};
   oracle(op, std::span<const HostTensor>(&x, 1), y, attrs);
   for (size_t k = 0; k < deferred.size(); ++k)
-    tally.add(judge(first_bits + deferred[k], got[deferred[k]], y[0].values[k], tol));
+    tally.add(judge(op.name, first_bits + deferred[k], got[deferred[k]], y[0].values[k], tol));
 }
 
 // Checks a chunk on every hardware thread; returns the merged tally and

@@ -63,7 +63,8 @@ ElementError element_error(double d, double r, DType dt, const Tolerance& tol, d
 
 OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
                              const Tolerance& tol, int64_t reduce_len, double terms_magnitude,
-                             double error_scale) {
+                             double error_scale,
+                             const std::vector<ElementErrorScale>* elementwise) {
   if (device.values.size() != exact.values.size())
     throw_error(StatusCode::kInternal, "compare_output: device and exact sizes differ");
   OutputMetrics m;
@@ -84,11 +85,14 @@ OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
   }
   if (scale == 0) scale = 1;
   const double atol = close_atol(tol, reduce_len, scale);
+  if (elementwise && elementwise->size() != exact.values.size())
+    throw_error(StatusCode::kInternal, "compare_output: element scales and exact sizes differ");
   double rel_sum = 0;
   int64_t rel_count = 0;
   for (size_t i = 0; i < exact.values.size(); ++i) {
     const double d = device.values[i], r = exact.values[i];
-    const ElementError e = element_error(d, r, dt, tol, atol);
+    const ElementError e = element_error(
+        d, r, dt, tol, elementwise ? elementwise_atol(tol, dt, (*elementwise)[i]) : atol);
     const double abs_err = e.abs, rel_err = e.rel, ulp_err = e.ulp, fraction = e.fraction;
     if (e.counts_relative) {
       rel_sum += rel_err;

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "elementwise_error_scale.hpp"
 #include "precision/host_tensor.hpp"
 #include "tolerance.hpp"
 
@@ -59,9 +61,12 @@ ElementError element_error(double d, double r, DType dt, const Tolerance& tol, d
 // `error_scale` (> 0) replaces both: the magnitude a reduction's rounding
 // error scales with, where the output's largest values are exact offsets
 // that no rounding touches (cross_entropy_backward's -dloss at the target).
+// `elementwise` (close mode, reduce_len 1): each element's absolute term
+// from its own scale (elementwise_error_scale.hpp) in place of atol_factor.
 OutputMetrics compare_output(const HostTensor& device, const HostTensor& exact,
                              const Tolerance& tol, int64_t reduce_len, double terms_magnitude = 0,
-                             double error_scale = 0);
+                             double error_scale = 0,
+                             const std::vector<ElementErrorScale>* elementwise = nullptr);
 
 nlohmann::json to_json(const OutputMetrics& m);
 

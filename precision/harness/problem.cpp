@@ -464,12 +464,21 @@ Problem build_problem(const CaseSpec& spec, HostOpFn oracle) {
     // Elementwise, cast, copy, reductions, softmax, layernorm, rmsnorm:
     // the first input follows the case's distribution, the rest are normal
     // (binary ops: both operands follow it).
+    const bool dy_first = op.tensors[0].name == std::string_view("dy");
+    // An elementwise gradient's special values sit one place after x's, beside
+    // a normal x: a NaN or Inf in dy must reach dx wherever the derivative
+    // passes it (relu_backward at x > 0), which special beside special would
+    // not show. Other gradients are drawn normal.
+    const bool special_dy =
+        dy_first && dist == Distribution::kSpecial && op.family == std::string_view("elementwise");
     for (size_t k = 0; k < in.size(); ++k) {
-      bool main = k == 0 || op.tensors[0].name == std::string_view("a") ||
-                  (op.tensors[0].name == std::string_view("dy") && k == 1);
-      bool dy_first = op.tensors[0].name == std::string_view("dy");
-      fill(in[k], main && !(dy_first && k == 0) ? dist : Distribution::kNormal);
+      const bool follows =
+          k == 0 ? !dy_first || special_dy
+                 : op.tensors[0].name == std::string_view("a") || (dy_first && k == 1);
+      fill(in[k], follows ? dist : Distribution::kNormal);
     }
+    if (special_dy && !in[0].values.empty())
+      std::rotate(in[0].values.rbegin(), in[0].values.rbegin() + 1, in[0].values.rend());
     if (p.broadcast) {  // every row of b is its row 0
       auto& b = in[1].values;
       // (Not element_count / shape[0]: an empty dimension 0 would divide by zero.)

@@ -13,6 +13,8 @@
 //    (FlagGems' 1e-4 x reduce_dim is
 //    absolute; scaling by magnitude keeps the check meaningful for outputs
 //    far from 1, and a per-dtype factor keeps f32 accumulation honest).
+//    The activations and their gradients scale atol element by element
+//    instead (elementwise_error_scale.hpp).
 //    Row ops (reductions, the softmax family, norms, losses) whose dtype
 //    has a "row_atol_factor" grow with sqrt(reduce_len) instead: rounding
 //    errors of a row add up like a random walk, and a linear bound at long
