@@ -128,16 +128,26 @@ struct Tally {
 
 float as_float(uint32_t bits) { return std::bit_cast<float>(bits); }
 
-Failure judge(std::string_view op, uint32_t bits, float device, double exact,
-              const Tolerance& tol) {
-  const double atol =
-      has_elementwise_error_scale(op)
-          ? elementwise_atol(tol, DType::kF32,
-                             activation_error_scale(op, DType::kF32, as_float(bits)))
-          : tol.atol_factor;
-  const ElementError e = element_error(device, exact, DType::kF32, tol, atol);
-  return {bits, device, exact, e.ulp, e.fraction};
-}
+// Judges elements of `op` against `tol`; whether the op's absolute term is
+// per element (elementwise_error_scale.hpp) is decided once, not per input.
+class Judge {
+ public:
+  Judge(std::string_view op, const Tolerance& tol)
+      : op_(op), tol_(tol), per_element_(has_elementwise_error_scale(op)) {}
+  Failure operator()(uint32_t bits, float device, double exact) const {
+    const double atol =
+        per_element_ ? elementwise_atol(tol_, DType::kF32,
+                                        activation_error_scale(op_, DType::kF32, as_float(bits)))
+                     : tol_.atol_factor;
+    const ElementError e = element_error(device, exact, DType::kF32, tol_, atol);
+    return {bits, device, exact, e.ulp, e.fraction};
+  }
+
+ private:
+  std::string_view op_;
+  const Tolerance& tol_;
+  bool per_element_;
+};
 
 // Fast check of elements [begin, end) of a chunk whose inputs start at
 // `first_bits`.
@@ -145,10 +155,11 @@ Tally check_range(std::string_view op, uint32_t first_bits, const float* got, ui
                   uint64_t end, const Tolerance& tol) {
   Tally t;
   const ExactFn f_exact = fast_exact(op);
+  const Judge judge(op, tol);
   for (uint64_t i = begin; i < end; ++i) {
     const uint32_t bits = first_bits + static_cast<uint32_t>(i);
     const double exact = f_exact(as_float(bits));
-    const Failure f = judge(op, bits, got[i], exact, tol);
+    const Failure f = judge(bits, got[i], exact);
     if (!near_overflow(exact) && settled(f.fraction, near_a_binade_edge(exact)))
       t.add(f);
     else
@@ -166,8 +177,9 @@ void settle_deferred(const OpSpec& op, const polychip_op_attrs& attrs, HostOpFn 
   for (uint32_t i : deferred) x.values.push_back(as_float(first_bits + i));
   std::vector<HostTensor> y = {HostTensor{DType::kF32, x.shape, {}}};
   oracle(op, std::span<const HostTensor>(&x, 1), y, attrs);
+  const Judge judge(op.name, tol);
   for (size_t k = 0; k < deferred.size(); ++k)
-    tally.add(judge(op.name, first_bits + deferred[k], got[deferred[k]], y[0].values[k], tol));
+    tally.add(judge(first_bits + deferred[k], got[deferred[k]], y[0].values[k]));
 }
 
 // Checks a chunk on every hardware thread; returns the merged tally and
