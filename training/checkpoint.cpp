@@ -133,9 +133,11 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
                         {"history_columns", {"step", "loss", "grad_norm", "learning_rate"}},
                         {"history", history}};
   if (!trainer.config().preset.empty()) run["preset"] = trainer.config().preset;
-  // The split of the run that wrote the directory (a resumed run may use another).
+  // The split of the run that wrote the directory (a resumed run may use
+  // another); with pipeline stages, rows_per_rank holds each pipeline's rows.
   if (const DataParallelRank* dp = trainer.data_parallel())
-    run["data_parallel"] = {{"ranks", dp->ranks()}, {"rows_per_rank", dp->split()}};
+    run["data_parallel"] = {
+        {"ranks", dp->ranks()}, {"pipeline_stages", dp->stages()}, {"rows_per_rank", dp->split()}};
   write_file_atomically(dir + "/training_state.json", run.dump(2) + "\n");
   write_file_atomically(dir + "/metrics.npy", metrics_npy(state.history));
 }

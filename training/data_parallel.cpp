@@ -109,18 +109,31 @@ std::vector<int64_t> rank_split(std::vector<int64_t> split, int64_t global_batch
   return split;
 }
 
+int checked_stages(int stages, int ranks) {
+  if (stages < 1 || ranks % stages != 0)
+    throw Error(StatusCode::kInvalidArgument,
+                "pipeline: " + std::to_string(ranks) + " ranks are not whole pipelines of " +
+                    std::to_string(stages) + " stages; give a rank count that the stages divide");
+  return stages;
+}
+
 }  // namespace
 
 DataParallelRank::DataParallelRank(comm::Communicator& comm, int64_t global_batch,
-                                   WeightPolicy policy, std::vector<int64_t> split)
+                                   WeightPolicy policy, std::vector<int64_t> split,
+                                   int pipeline_stages)
     : comm_(comm),
       global_batch_(global_batch),
-      split_(rank_split(std::move(split), global_batch, comm.size())),
-      share_(batch_share(split_, comm.rank())),
+      stages_(checked_stages(pipeline_stages, comm.size())),
+      split_(rank_split(std::move(split), global_batch, comm.size() / stages_)),
+      share_(batch_share(split_, comm.rank() / stages_)),
       policy_(policy) {}
 
 double DataParallelRank::global_loss(double local_loss) {
-  double loss = local_loss * static_cast<double>(share_.rows) / static_cast<double>(global_batch_);
+  const bool counted = stage() + 1 == stages_;
+  double loss =
+      counted ? local_loss * static_cast<double>(share_.rows) / static_cast<double>(global_batch_)
+              : 0.0;
   comm_.all_reduce(&loss, &loss, 1, DType::kF64, comm::ReduceOp::kSum);
   return loss;
 }

@@ -15,6 +15,12 @@
 // ranks and the step, kSyncFromRank0 broadcasts rank 0's weights and
 // optimizer state whenever they differ. Under every policy the ranks compare
 // a hash of their weights after each update.
+// With pipeline stages (pipeline_schedule.hpp) the ranks form replicas of
+// consecutive ranks, rank r being stage r % stages of replica r / stages:
+// the split gives each replica's rows, and every stage of a replica runs
+// them. The stages' gradients (zero outside each stage's blocks) are summed
+// over every rank by the same reduction, so one sharded optimizer serves
+// data and pipeline parallelism alike.
 #pragma once
 
 #include <cstdint>
@@ -65,22 +71,29 @@ WeightPolicy parse_weight_policy(const std::string& text);
 
 class DataParallelRank {
  public:
-  // `split`: rows per rank (parse_split); empty: uniform_split.
+  // `split`: rows per replica (parse_split); empty: uniform_split.
+  // pipeline_stages must divide the ranks (INVALID_ARGUMENT otherwise).
   DataParallelRank(comm::Communicator& comm, int64_t global_batch,
-                   WeightPolicy policy = WeightPolicy::kShard, std::vector<int64_t> split = {});
+                   WeightPolicy policy = WeightPolicy::kShard, std::vector<int64_t> split = {},
+                   int pipeline_stages = 1);
 
   int rank() const { return comm_.rank(); }
   int ranks() const { return comm_.size(); }
+  int stages() const { return stages_; }
+  int stage() const { return comm_.rank() % stages_; }
+  int replica() const { return comm_.rank() / stages_; }
+  int replicas() const { return comm_.size() / stages_; }
   int64_t global_batch() const { return global_batch_; }
   const BatchShare& share() const { return share_; }
-  // Every rank's rows, by ranks in order.
+  // Every replica's rows, by replicas in order.
   const std::vector<int64_t>& split() const { return split_; }
 
   WeightPolicy policy() const { return policy_; }
   comm::Communicator& communicator() const { return comm_; }
 
-  // local_loss is the mean over this rank's rows; returns the global
-  // batch's mean loss (the rows-weighted mean of the ranks' means).
+  // local_loss is the mean over this rank's rows (a pipeline's last stage's;
+  // the other stages' is not counted); returns the global batch's mean loss
+  // (the rows-weighted mean of the replicas' means).
   double global_loss(double local_loss);
   // Sums the gradients over the ranks in place (the replicated policies).
   void all_reduce_gradients(const Tensor& grads);
@@ -99,6 +112,7 @@ class DataParallelRank {
  private:
   comm::Communicator& comm_;
   int64_t global_batch_;
+  int stages_;
   std::vector<int64_t> split_;
   BatchShare share_;
   WeightPolicy policy_;

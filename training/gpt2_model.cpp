@@ -14,12 +14,23 @@ void check_model_dtype(DType dtype) {
         "training: model dtype " + std::string(dtype_name(dtype)) + " (f32, bf16 and f64 only)");
 }
 
+StageLayers checked_stage(const Gpt2Config& config, StageLayers stage) {
+  if (stage.first == 0 && stage.end == 0) return {0, static_cast<int>(config.num_layers)};
+  if (stage.first < 0 || stage.end <= stage.first || stage.end > config.num_layers)
+    throw Error(StatusCode::kInvalidArgument,
+                "training: stage blocks [" + std::to_string(stage.first) + ", " +
+                    std::to_string(stage.end) + ") outside the model's " +
+                    std::to_string(config.num_layers));
+  return stage;
+}
+
 }  // namespace
 
 Gpt2Model::Gpt2Model(const Gpt2Config& config, int64_t batch_size, int64_t seq_len, DType dtype,
-                     HalOps& ops)
+                     HalOps& ops, StageLayers stage, int activation_slots)
     : config_(config),
       layout_(config),
+      stage_(checked_stage(config, stage)),
       batch_(batch_size),
       seq_(seq_len),
       rows_(batch_size * seq_len),
@@ -28,33 +39,24 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config, int64_t batch_size, int64_t seq_l
       ops_(ops),
       device_(ops.stream().device()) {
   check_model_dtype(dtype);
+  if (activation_slots < 1)
+    throw Error(StatusCode::kInvalidArgument,
+                "training: a model holds one activation slot or more");
   const int64_t C = config.channels, H = config.num_heads, hs = config.head_dim();
   const int64_t N = rows_, V = config.vocab_size;
   const Shape heads{batch_, H, seq_, hs};
   params_ = make({layout_.total()});
   grads_ = make({layout_.total()});
-  tokens_ = make({N}, DType::kI32);
-  targets_ = make({N}, DType::kI32);
+  // A stage never writes the gradients of the blocks it does not run.
+  if (!first_stage() || !last_stage()) ops_.fill(grads_, 0.0);
   positions_ = make({N}, DType::kI32);
   std::vector<int32_t> pos(static_cast<size_t>(N));
   for (int64_t i = 0; i < N; ++i) pos[i] = static_cast<int32_t>(i % seq_);
   positions_.copy_from_host(pos.data());
-  for (int64_t l = 0; l <= config.num_layers; ++l) residuals_.push_back(make({N, C}));
-  for (int64_t l = 0; l < config.num_layers; ++l) {
-    blocks_.push_back({make({N, C}), make({N}, DType::kF32), make({N}, DType::kF32),
-                       make({N, 3 * C}), make(heads), make(heads), make(heads), make(heads),
-                       make({batch_, H, seq_}, DType::kF32), make({N, C}), make({N, C}),
-                       make({N, C}), make({N}, DType::kF32), make({N}, DType::kF32),
-                       make({N, 4 * C}), make({N, 4 * C})});
-  }
-  ln_f_ = make({N, C});
-  ln_f_mean_ = make({N}, DType::kF32);
-  ln_f_rstd_ = make({N}, DType::kF32);
-  logits_ = make({N, V});
-  losses_ = make({N}, DType::kF32);
-  d_logits_ = make({N, V});
+  for (int s = 0; s < activation_slots; ++s) slots_.push_back(make_activations());
   d_loss_ = make({N}, DType::kF32);
-  d_wte_embedding_ = make({V, C});
+  if (last_stage()) d_logits_ = make({N, V});
+  if (first_stage() && last_stage()) d_wte_embedding_ = make({V, C});
   d_ln_ = make({N, C});
   d_residual_ = make({N, C});
   d_residual_mid_ = make({N, C});
@@ -67,6 +69,32 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config, int64_t batch_size, int64_t seq_l
   d_q_ = make(heads);
   d_k_ = make(heads);
   d_v_ = make(heads);
+}
+
+Gpt2Model::Activations Gpt2Model::make_activations() const {
+  const int64_t C = config_.channels, H = config_.num_heads, hs = config_.head_dim();
+  const int64_t N = rows_, V = config_.vocab_size;
+  const Shape heads{batch_, H, seq_, hs};
+  Activations a;
+  a.tokens = make({N}, DType::kI32);
+  a.targets = make({N}, DType::kI32);
+  a.residuals.resize(static_cast<size_t>(config_.num_layers + 1));
+  for (int l = stage_.first; l <= stage_.end; ++l) a.residuals[l] = make({N, C});
+  for (int l = stage_.first; l < stage_.end; ++l) {
+    a.blocks.push_back({make({N, C}), make({N}, DType::kF32), make({N}, DType::kF32),
+                        make({N, 3 * C}), make(heads), make(heads), make(heads), make(heads),
+                        make({batch_, H, seq_}, DType::kF32), make({N, C}), make({N, C}),
+                        make({N, C}), make({N}, DType::kF32), make({N}, DType::kF32),
+                        make({N, 4 * C}), make({N, 4 * C})});
+  }
+  if (last_stage()) {
+    a.ln_f = make({N, C});
+    a.ln_f_mean = make({N}, DType::kF32);
+    a.ln_f_rstd = make({N}, DType::kF32);
+    a.logits = make({N, V});
+    a.losses = make({N}, DType::kF32);
+  }
+  return a;
 }
 
 Tensor Gpt2Model::make(Shape shape, DType dtype) const {
@@ -118,32 +146,38 @@ TensorView Gpt2Model::heads_view(const Tensor& merged) const {
                       {seq_ * C, hs, C, 1});
 }
 
-double Gpt2Model::forward(const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets) {
+double Gpt2Model::forward(const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets,
+                          int slot) {
   if (static_cast<int64_t>(tokens.size()) != rows_ || static_cast<int64_t>(targets.size()) != rows_)
     throw Error(StatusCode::kInvalidArgument, "training: forward takes batch_size * seq_len = " +
                                                   std::to_string(rows_) + " tokens and targets");
-  tokens_.copy_from_host(tokens.data());
-  targets_.copy_from_host(targets.data());
-  Tensor& x = residuals_[0];
-  ops_.embedding(tokens_, param(layout_.wte()).view(), x);
-  ops_.embedding(positions_, param(layout_.wpe()).view(), d_tmp_);
-  ops_.add(x, d_tmp_, x);
-  for (int l = 0; l < config_.num_layers; ++l) block_forward(l, residuals_[l], residuals_[l + 1]);
-  ops_.layernorm(residuals_.back(), param(layout_.ln_f_weight()).view(),
-                 param(layout_.ln_f_bias()).view(), ln_f_, ln_f_mean_, ln_f_rstd_,
+  Activations& a = slots_.at(slot);
+  a.tokens.copy_from_host(tokens.data());
+  a.targets.copy_from_host(targets.data());
+  if (first_stage()) {
+    Tensor& x = a.residuals[0];
+    ops_.embedding(a.tokens, param(layout_.wte()).view(), x);
+    ops_.embedding(positions_, param(layout_.wpe()).view(), d_tmp_);
+    ops_.add(x, d_tmp_, x);
+  }
+  for (int l = stage_.first; l < stage_.end; ++l)
+    block_forward(a.blocks[l - stage_.first], l, a.residuals[l], a.residuals[l + 1]);
+  if (!last_stage()) return 0;
+  ops_.layernorm(a.residuals.back(), param(layout_.ln_f_weight()).view(),
+                 param(layout_.ln_f_bias()).view(), a.ln_f, a.ln_f_mean, a.ln_f_rstd,
                  config_.layernorm_eps);
-  ops_.gemm(ln_f_, param(layout_.wte()).view(), logits_, false, true);
-  ops_.cross_entropy(logits_, targets_, losses_);
+  ops_.gemm(a.ln_f, param(layout_.wte()).view(), a.logits, false, true);
+  ops_.cross_entropy(a.logits, a.targets, a.losses);
   ops_.stream().synchronize();
-  const std::vector<float> losses = losses_.to_vector<float>();
+  const std::vector<float> losses = a.losses.to_vector<float>();
   double sum = 0;
   for (float v : losses) sum += v;
   return sum / static_cast<double>(rows_);
 }
 
-void Gpt2Model::block_forward(int layer, const Tensor& input, const Tensor& output) {
+void Gpt2Model::block_forward(BlockActivations& a, int layer, const Tensor& input,
+                              const Tensor& output) {
   const BlockParams& p = layout_.blocks()[layer];
-  BlockActivations& a = blocks_[layer];
   const double eps = config_.layernorm_eps;
   ops_.layernorm(input, param(p.ln_1_weight).view(), param(p.ln_1_bias).view(), a.ln_1, a.ln_1_mean,
                  a.ln_1_rstd, eps);
@@ -168,37 +202,50 @@ void Gpt2Model::block_forward(int layer, const Tensor& input, const Tensor& outp
   ops_.add(output, a.residual_mid, output);
 }
 
-void Gpt2Model::backward() {
+void Gpt2Model::head_backward(const Activations& a) {
   ops_.fill(d_loss_, 1.0 / static_cast<double>(loss_positions_));
-  ops_.cross_entropy_backward(logits_, targets_, d_loss_, d_logits_);
+  ops_.cross_entropy_backward(a.logits, a.targets, d_loss_, d_logits_);
   // Tied embedding: the output projection's gradient first, the input
-  // embedding's added at the end.
-  const TensorView wte = param(layout_.wte()).view();
-  const TensorView d_wte = grad(layout_.wte()).view();
-  ops_.gemm(d_logits_, ln_f_, d_wte, true, false);
-  ops_.gemm(d_logits_, wte, d_ln_, false, false);
-  ops_.layernorm_backward(d_ln_, residuals_.back(), param(layout_.ln_f_weight()).view(), ln_f_mean_,
-                          ln_f_rstd_, d_residual_, grad(layout_.ln_f_weight()).view(),
+  // embedding's added at the end (on the first stage).
+  ops_.gemm(d_logits_, a.ln_f, grad(layout_.wte()).view(), true, false);
+  ops_.gemm(d_logits_, param(layout_.wte()).view(), d_ln_, false, false);
+  ops_.layernorm_backward(d_ln_, a.residuals.back(), param(layout_.ln_f_weight()).view(),
+                          a.ln_f_mean, a.ln_f_rstd, d_residual_, grad(layout_.ln_f_weight()).view(),
                           grad(layout_.ln_f_bias()).view());
+}
+
+void Gpt2Model::embedding_backward(const Activations& a) {
+  const TensorView d_wte = grad(layout_.wte()).view();
+  if (last_stage()) {
+    ops_.embedding_backward(a.tokens, d_residual_, d_wte_embedding_);
+    ops_.add(d_wte, d_wte_embedding_, d_wte);
+  } else {  // the last stage's rank adds the projection's when the stages' gradients are summed
+    ops_.embedding_backward(a.tokens, d_residual_, d_wte);
+  }
+  ops_.embedding_backward(positions_, d_residual_, grad(layout_.wpe()).view());
+}
+
+void Gpt2Model::backward(int slot) {
+  Activations& a = slots_.at(slot);
+  if (last_stage()) head_backward(a);
   // The layout: wte, wpe, the blocks in order, ln_f (gpt2_params.cpp).
   const auto& params = layout_.params();
   const auto block_begin = [&](int l) { return params[layout_.blocks()[l].ln_1_weight].offset; };
-  gradients_ready(params[layout_.ln_f_weight()].offset, layout_.total());
-  for (int l = config_.num_layers - 1; l >= 0; --l) {
-    block_backward(l, residuals_[l], d_residual_);
+  if (last_stage()) gradients_ready(params[layout_.ln_f_weight()].offset, layout_.total());
+  for (int l = stage_.end - 1; l >= stage_.first; --l) {
+    block_backward(a.blocks[l - stage_.first], l, a.residuals[l], d_residual_);
     gradients_ready(block_begin(l), l + 1 < config_.num_layers
                                         ? block_begin(l + 1)
                                         : params[layout_.ln_f_weight()].offset);
   }
-  ops_.embedding_backward(tokens_, d_residual_, d_wte_embedding_);
-  ops_.add(d_wte, d_wte_embedding_, d_wte);
-  ops_.embedding_backward(positions_, d_residual_, grad(layout_.wpe()).view());
+  if (!first_stage()) return;
+  embedding_backward(a);
   gradients_ready(0, params[layout_.wpe()].offset + params[layout_.wpe()].numel());
 }
 
-void Gpt2Model::block_backward(int layer, const Tensor& input, Tensor& d_residual) {
+void Gpt2Model::block_backward(BlockActivations& a, int layer, const Tensor& input,
+                               Tensor& d_residual) {
   const BlockParams& p = layout_.blocks()[layer];
-  BlockActivations& a = blocks_[layer];
   // MLP: output = residual_mid + c_proj(gelu(c_fc(ln_2(residual_mid)))).
   ops_.gemm(a.fc_gelu, d_residual, grad(p.mlp_c_proj_weight).view(), true, false);
   ops_.bias_grad(d_residual, grad(p.mlp_c_proj_bias));

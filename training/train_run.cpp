@@ -15,6 +15,7 @@
 
 #include "checkpoint.hpp"
 #include "data_parallel.hpp"
+#include "pipeline_schedule.hpp"
 #include "polychip/atomic_file.hpp"
 #include "polychip/comm/bootstrap.hpp"
 #include "polychip/comm/communicator.hpp"
@@ -96,6 +97,32 @@ void refuse_reference_recording(const TrainRunOptions& options) {
 }
 
 bool planned_split(const TrainRunOptions& options) { return options.dp_split == "auto"; }
+
+// --pp-layers's blocks per stage (empty without it); the pipeline options
+// the planner and the overlapped reduction do not serve yet are refused.
+std::vector<int> pipeline_layers(const TrainRunOptions& options, const TrainConfig& config) {
+  if (options.pp_layers.empty()) return {};
+  if (planned_split(options) || options.plan || options.dp_profile || options.dp_overlap)
+    throw Error(StatusCode::kInvalidArgument,
+                std::string("--pp-layers: ") +
+                    (options.dp_overlap ? "--dp-overlap"
+                                        : "the planner (--dp-split auto, --plan, --dp-profile)") +
+                    " does not serve a pipeline yet; give --dp-split explicitly or leave it out");
+  return parse_layer_split(options.pp_layers, static_cast<int>(config.model.num_layers));
+}
+
+// Pipelines of the job: its ranks over the stages (the ranks when no pipeline).
+int replica_count(const TrainRunOptions& options, const TrainConfig& config, int ranks) {
+  const std::vector<int> layers = pipeline_layers(options, config);
+  if (layers.empty()) return ranks;
+  const auto stages = static_cast<int>(layers.size());
+  if (ranks % stages != 0)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("--pp-layers {}: {} ranks are not whole pipelines of {} stages; give "
+                            "--np a multiple of {}",
+                            options.pp_layers, ranks, stages, stages));
+  return ranks / stages;
+}
 
 // The micro-batch the planner profiles and plans in: --micro-batch, or 1 row.
 int64_t planner_micro_rows(const TrainRunOptions& options) {
@@ -221,6 +248,9 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
     if (device_specs(options.device).size() > 1)
       throw Error(StatusCode::kInvalidArgument,
                   "--adapter names several devices: give --np or run under a launcher");
+    if (!options.pp_layers.empty())
+      throw Error(StatusCode::kInvalidArgument,
+                  "--pp-layers splits the model over ranks: give --np or run under a launcher");
     if (!options.dp_split.empty() || options.plan || options.dp_overlap || options.dp_profile)
       throw Error(StatusCode::kInvalidArgument,
                   std::string(options.plan         ? "--plan plans"
@@ -381,11 +411,15 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
     if (planned_split(options) || options.plan || options.dp_profile)
       planned = plan_run(*comm, ops, config, options, device_types, lead, progress);
     if (options.plan) return 0;
+    const std::vector<int> layers = pipeline_layers(options, config);
+    const int replicas = replica_count(options, config, comm->size());
     DataParallelRank data_parallel(
         *comm, config.batch_size, parse_weight_policy(options.dp_weights),
-        planned ? planned->chosen.rows : rank_rows(options, config, comm->size()));
+        planned ? planned->chosen.rows : rank_rows(options, config, replicas),
+        comm->size() / replicas);
     Trainer trainer(config, ops, &data_parallel,
-                    planned_split(options) ? planner_micro_rows(options) : options.micro_batch);
+                    planned_split(options) ? planner_micro_rows(options) : options.micro_batch,
+                    layers);
     if (options.dp_overlap) trainer.overlap_gradient_reduction();
     if (!restore_if_resuming(trainer, options, config, errors, who)) {
       comm->abort("rank " + std::to_string(launch.rank) + " could not resume");
@@ -395,20 +429,25 @@ int run_rank(const TrainRunOptions& options, std::ostream& progress, std::ostrea
       std::string ranks;
       for (size_t r = 0; r < device_types.size(); ++r)
         ranks += fmt::format("{}rank {} {}", ranks.empty() ? "" : ", ", r, device_types[r]);
-      progress << fmt::format(
-          "training GPT-2 '{}' ({} parameters), data parallel over {} ranks ({}), rows per rank "
-          "{}{}, corpus {:016x}\n",
-          options.preset, trainer.model().layout().total(), comm->size(), ranks,
-          split_text(data_parallel.split()), micro_batch_text(trainer), trainer.corpus_hash());
+      const std::string parallelism =
+          layers.empty()
+              ? fmt::format("data parallel over {} ranks ({}), rows per rank", comm->size(), ranks)
+              : fmt::format(
+                    "pipelines of {} stages (blocks {}) over {} ranks ({}), rows per "
+                    "pipeline",
+                    layers.size(), options.pp_layers, comm->size(), ranks);
+      progress << fmt::format("training GPT-2 '{}' ({} parameters), {} {}{}, corpus {:016x}\n",
+                              options.preset, trainer.model().layout().total(), parallelism,
+                              split_text(data_parallel.split()), micro_batch_text(trainer),
+                              trainer.corpus_hash());
     }
     const int64_t steps_before = trainer.steps_done();
     std::vector<double> step_seconds;
     train_steps(trainer, options, lead, progress, nullptr, &step_seconds);
     if (lead)
       progress << fmt::format(
-          "the {} replicas' weights hashed the same after {} of the {} steps trained\n",
-          comm->size(), data_parallel.identical_weight_steps(),
-          trainer.steps_done() - steps_before);
+          "the {} ranks' weights hashed the same after {} of the {} steps trained\n", comm->size(),
+          data_parallel.identical_weight_steps(), trainer.steps_done() - steps_before);
     if (lead)
       progress << fmt::format("exposed communication: {:.2f} ms a step ({})\n",
                               1000 * trainer.exposed_communication_seconds(),
@@ -435,7 +474,9 @@ int run_training(const TrainRunOptions& options, std::ostream& progress, std::os
   if (is_launched_rank()) return run_rank(options, progress, errors);
   if (!options.np) return run_single_device(options, progress, errors);
   try {  // refuse bad options once, before any rank starts
-    const std::vector<int64_t> rows = rank_rows(options, checked_config(options), *options.np);
+    const TrainConfig config = checked_config(options);
+    const std::vector<int64_t> rows =
+        rank_rows(options, config, replica_count(options, config, *options.np));
     for (size_t r = 0; r < rows.size(); ++r)
       micro_batch_rows(options.micro_batch, rows[r], "rank " + std::to_string(r) + "'s");
     refuse_reference_recording(options);

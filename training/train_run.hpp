@@ -48,6 +48,11 @@ struct TrainRunOptions {
   // Rows per forward/backward pass (gradient accumulation over the rest);
   // 0: a rank's share, or the batch, in one pass.
   int64_t micro_batch = 0;
+  // Pipeline parallelism: the model's blocks per stage, by stages in order
+  // ("3:1", pipeline_schedule.hpp); the ranks form pipelines of that many
+  // consecutive ranks, and --dp-split splits the batch over the pipelines.
+  // Empty: none.
+  std::string pp_layers;
 };
 
 // A data-parallel run that measured a profile (--dp-split auto, --dp-profile)

@@ -47,6 +47,24 @@ bool shards_optimizer(const DataParallelRank* data_parallel) {
   return data_parallel && data_parallel->policy() == WeightPolicy::kShard;
 }
 
+// The pipeline stage this rank runs (the whole model without a pipeline).
+StageLayers checked_stage_layers(const std::vector<int>& pipeline_layers,
+                                 const DataParallelRank* data_parallel) {
+  if (pipeline_layers.empty()) return {};
+  if (!data_parallel || data_parallel->stages() != static_cast<int>(pipeline_layers.size()))
+    throw Error(StatusCode::kInvalidArgument,
+                "training: a pipeline of " + std::to_string(pipeline_layers.size()) +
+                    " stages needs a data-parallel group of as many stages per replica");
+  return stage_layers(pipeline_layers, data_parallel->stage());
+}
+
+int stage_activation_slots(const std::vector<int>& pipeline_layers,
+                           const DataParallelRank* data_parallel, int64_t micro_batches) {
+  if (pipeline_layers.empty()) return 1;
+  return activation_slots(data_parallel->stage(), data_parallel->stages(),
+                          static_cast<int>(micro_batches));
+}
+
 // A replicated optimizer's moment: the whole model; none when sharded.
 Tensor full_moment(const Device& device, int64_t total, bool sharded) {
   return sharded ? Tensor() : Tensor(device, DType::kF32, {total});
@@ -55,15 +73,18 @@ Tensor full_moment(const Device& device, int64_t total, bool sharded) {
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel,
-                 int64_t micro_batch)
+                 int64_t micro_batch, const std::vector<int>& pipeline_layers)
     : config_(validated(config)),
       ops_(ops),
       data_parallel_(data_parallel),
       mixed_(config.precision == "bf16"),
       local_rows_(local_batch(config, data_parallel)),
       micro_batches_(local_rows_ / checked_micro_batch(micro_batch, local_rows_, data_parallel)),
+      pipeline_layers_(pipeline_layers),
       model_(config.model, local_rows_ / micro_batches_, config.seq_len,
-             mixed_ ? DType::kBF16 : DType::kF32, ops),
+             mixed_ ? DType::kBF16 : DType::kF32, ops,
+             checked_stage_layers(pipeline_layers, data_parallel),
+             stage_activation_slots(pipeline_layers, data_parallel, micro_batches_)),
       adam_m_(full_moment(ops.stream().device(), model_.layout().total(),
                           shards_optimizer(data_parallel))),
       adam_v_(full_moment(ops.stream().device(), model_.layout().total(),
@@ -104,6 +125,10 @@ Trainer::Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_
 Trainer::~Trainer() = default;
 
 void Trainer::overlap_gradient_reduction() {
+  if (!pipeline_layers_.empty())
+    throw Error(StatusCode::kInvalidArgument,
+                "--dp-overlap: the overlapped reduction follows one whole model's backward pass, "
+                "not a pipeline stage's (--pp-layers); run one of them");
   if (!sharded_ || mixed_)
     throw Error(StatusCode::kInvalidArgument,
                 "--dp-overlap: the reduction overlaps the backward pass in a data-parallel fp32 "
@@ -165,6 +190,7 @@ void Trainer::update_weights(const StepRecord& record) {
 }
 
 double Trainer::forward_backward(const Batch& rows) {
+  if (!pipeline_layers_.empty()) return pipeline_forward_backward(rows);
   const Device& device = ops_.stream().device();
   Dispatcher& dispatcher = ops_.dispatcher();
   const int64_t rows_per_pass = model_.batch_size();
@@ -179,21 +205,84 @@ double Trainer::forward_backward(const Batch& rows) {
     loss_sum += model_.forward(micro.tokens, micro.targets);
     model_.backward();
     model_.set_gradients_ready(nullptr);
-    if (overlapped) continue;  // summed region by region
-    // The fp32 sum, in micro-batch order.
-    if (k == 0) {
-      if (mixed_)
-        ops_.cast(model_.grad_tensor(), master_grads_);
-      else if (micro_batches_ > 1)
-        ops_.copy(model_.grad_tensor(), master_grads_);
-    } else if (mixed_) {
-      ops_.cast(model_.grad_tensor(), micro_batch_grads_);
-      ops_.add(master_grads_, micro_batch_grads_, master_grads_);
-    } else {
-      ops_.add(master_grads_, model_.grad_tensor(), master_grads_);
+    if (!overlapped) accumulate_gradients(k);  // else summed region by region
+  }
+  return loss_sum / static_cast<double>(micro_batches_);
+}
+
+// The fp32 sum, in micro-batch order.
+void Trainer::accumulate_gradients(int64_t k) {
+  if (k == 0) {
+    if (mixed_)
+      ops_.cast(model_.grad_tensor(), master_grads_);
+    else if (micro_batches_ > 1)
+      ops_.copy(model_.grad_tensor(), master_grads_);
+  } else if (mixed_) {
+    ops_.cast(model_.grad_tensor(), micro_batch_grads_);
+    ops_.add(master_grads_, micro_batch_grads_, master_grads_);
+  } else {
+    ops_.add(master_grads_, model_.grad_tensor(), master_grads_);
+  }
+}
+
+double Trainer::pipeline_forward_backward(const Batch& rows) {
+  const int stage = data_parallel_->stage(), stages = data_parallel_->stages();
+  const auto micro_batches = static_cast<int>(micro_batches_);
+  const int slots = activation_slots(stage, stages, micro_batches);
+  const int64_t rows_per_pass = model_.batch_size();
+  double loss_sum = 0;
+  for (const PipelineStep& step : one_forward_one_backward(stage, stages, micro_batches)) {
+    const int k = step.micro_batch;
+    switch (step.kind) {
+      case PipelineStep::Kind::kForward: {
+        const Batch micro = batch_rows(rows, {k * rows_per_pass, rows_per_pass}, config_.seq_len);
+        ops_.dispatcher().invoke_hook("train.before_forward", ops_.stream().device());
+        loss_sum += model_.forward(micro.tokens, micro.targets, k % slots);
+        break;
+      }
+      case PipelineStep::Kind::kBackward:
+        model_.backward(k % slots);
+        accumulate_gradients(k);
+        break;
+      case PipelineStep::Kind::kExchange:
+        exchange(step.transfers, slots);
+        break;
     }
   }
   return loss_sum / static_cast<double>(micro_batches_);
+}
+
+void Trainer::exchange(const std::vector<PipelineTransfer>& transfers, int slots) {
+  comm::Communicator& comm = data_parallel_->communicator();
+  ops_.stream().synchronize();  // what is sent is computed
+  comm.group_start();
+  for (const PipelineTransfer& t : transfers) {
+    const int slot = t.micro_batch % slots;
+    const int next = comm.rank() + 1, previous = comm.rank() - 1;
+    // By its buffer, which outlives the group (a view's device would not).
+    const auto pass = [&](const Tensor& tensor, bool send, int peer) {
+      const auto count = static_cast<uint64_t>(tensor.numel());
+      if (send)
+        comm.send(tensor.buffer(), count, tensor.dtype(), peer);
+      else
+        comm.recv(tensor.buffer(), count, tensor.dtype(), peer);
+    };
+    switch (t.what) {
+      case Transfer::kSendActivation:
+        pass(model_.stage_output(slot), true, next);
+        break;
+      case Transfer::kRecvActivation:
+        pass(model_.stage_input(slot), false, previous);
+        break;
+      case Transfer::kSendGradient:
+        pass(model_.input_gradient(), true, previous);
+        break;
+      case Transfer::kRecvGradient:
+        pass(model_.output_gradient(), false, next);
+        break;
+    }
+  }
+  comm.group_end();
 }
 
 // The last pass's regions, as backward finishes them: added to the earlier

@@ -14,6 +14,7 @@
 #include "corpus.hpp"
 #include "gpt2_config.hpp"
 #include "gpt2_model.hpp"
+#include "pipeline_schedule.hpp"
 
 namespace polychip::training {
 
@@ -49,8 +50,12 @@ class Trainer {
   // accumulated in fp32 (gradient accumulation; the loss gradient is scaled
   // by the global batch, so the sum is the same gradient); it must divide
   // the rows (INVALID_ARGUMENT otherwise). 0: all the rows in one pass.
+  // `pipeline_layers`: the blocks of each pipeline stage (--pp-layers), one
+  // entry per stage of `data_parallel`; this rank runs its stage's blocks
+  // under the 1F1B schedule over its micro-batches (pipeline_schedule.hpp).
+  // Empty: no pipeline.
   Trainer(const TrainConfig& config, HalOps& ops, DataParallelRank* data_parallel = nullptr,
-          int64_t micro_batch = 0);
+          int64_t micro_batch = 0, const std::vector<int>& pipeline_layers = {});
   ~Trainer();
 
   // Overlaps the gradient reduction with the last pass's backward
@@ -92,6 +97,12 @@ class Trainer {
   // Forward and backward over this rank's rows, micro-batch by micro-batch,
   // the fp32 gradients summed into master_grads(); returns the rows' mean loss.
   double forward_backward(const Batch& rows);
+  // The same through this rank's pipeline stage, micro-batches in 1F1B order.
+  double pipeline_forward_backward(const Batch& rows);
+  // Passes one exchange's activations and gradients to the neighbouring stages.
+  void exchange(const std::vector<PipelineTransfer>& transfers, int slots);
+  // Adds micro-batch k's gradients into the fp32 sum (master_grads()).
+  void accumulate_gradients(int64_t k);
   // The global loss and the reduced gradient's norm (data parallel: over
   // every rank's rows).
   void reduce_gradients(StepRecord& record);
@@ -105,6 +116,7 @@ class Trainer {
   DataParallelRank* data_parallel_;
   bool mixed_;  // precision bf16
   int64_t local_rows_, micro_batches_;
+  std::vector<int> pipeline_layers_;  // empty: no pipeline
   Gpt2Model model_;
   Tensor master_params_;                // bf16 mixed precision only
   Tensor master_grads_;                 // bf16 mixed precision or several micro-batches

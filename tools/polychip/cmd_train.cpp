@@ -67,6 +67,12 @@ const bool registered = polychip::cli::register_command(
       sub.add_option("--micro-batch", o->micro_batch,
                      "rows per forward/backward pass, gradients accumulated over the rest (it "
                      "must divide the batch, or every rank's share; default: all in one pass)");
+      sub.add_option("--pp-layers", o->pp_layers,
+                     "pipeline parallel: the model's blocks per stage, by stages in order, e.g. "
+                     "3:1 (summing to the preset's layers); consecutive ranks form a pipeline "
+                     "(rank r is stage r % stages), --np must be a multiple of the stages, "
+                     "--dp-split splits the batch over the pipelines, and each stage runs its "
+                     "--micro-batch passes in 1F1B order");
       return [o] { return polychip::training::run_training(*o, std::cout, std::cerr); };
     });
 

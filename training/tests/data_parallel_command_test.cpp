@@ -109,7 +109,7 @@ TEST_F(DataParallelCommand, RanksOnCpuSimAndOpenclMatchTheSingleDeviceRun) {
   EXPECT_NE(slurp(dir_ / "stdout").find("data parallel over 3 ranks (rank 0 cpu"),
             std::string::npos);
   EXPECT_NE(slurp(dir_ / "stdout")
-                .find("the 3 replicas' weights hashed the same after 20 of the 20 steps trained"),
+                .find("the 3 ranks' weights hashed the same after 20 of the 20 steps trained"),
             std::string::npos)
       << slurp(dir_ / "stdout");
   const std::vector<double> ref = curve("single"), dp = curve("dp");
@@ -179,6 +179,72 @@ TEST_F(DataParallelCommand, AnUnevenSplitMatchesTheSingleDeviceRunAndIsRecorded)
   ASSERT_EQ(curve("dp").size(), 5u);
   expect_cross_vendor_match(curve("single"), curve("dp"));
   expect_cross_vendor_match(curve("single", 2), curve("dp", 2));
+}
+
+// Pipeline parallelism: `default`'s four blocks as 3:1 over cpu and
+// sim.faithful, each stage running four micro-batches of 2 rows in 1F1B
+// order; then two pipelines of 1:3 (cpu -> sim.faithful, opencl -> cpu) with
+// the batch split 5:3 between them. The same mathematics as the single
+// device's run, so its curve within the cross-vendor tier, every rank's
+// weights the same bits after every step.
+TEST_F(DataParallelCommand, PipelineStagesOnDifferentAdaptersMatchTheSingleDeviceRun) {
+  const std::string steps = "12";
+  ASSERT_EQ(train({"--preset", "default", "--steps", steps, "--out", (dir_ / "single").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  ASSERT_EQ(train({"--np", "2", "-a", "cpu,sim.faithful", "--pp-layers", "3:1", "--micro-batch",
+                   "2", "--preset", "default", "--steps", steps, "--out", (dir_ / "pp").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  const std::string out = slurp(dir_ / "stdout");
+  EXPECT_NE(out.find("pipelines of 2 stages (blocks 3:1) over 2 ranks (rank 0 cpu"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("micro-batches of 2 rows (4 per step on rank 0)"), std::string::npos) << out;
+  EXPECT_NE(out.find("the 2 ranks' weights hashed the same after 12 of the 12 steps trained"),
+            std::string::npos)
+      << out;
+  expect_cross_vendor_match(curve("single"), curve("pp"));
+  expect_cross_vendor_match(curve("single", 2), curve("pp", 2));
+  ASSERT_EQ(train({"--np", "4", "-a", "cpu,sim.faithful,opencl,cpu", "--pp-layers", "1:3",
+                   "--dp-split", "5:3", "--micro-batch", "1", "--preset", "default", "--steps",
+                   steps, "--out", (dir_ / "dp_pp").string()}),
+            0)
+      << slurp(dir_ / "stderr");
+  EXPECT_NE(slurp(dir_ / "stdout").find("rows per pipeline 5:3, micro-batches of 1 rows"),
+            std::string::npos)
+      << slurp(dir_ / "stdout");
+  EXPECT_NE(slurp(dir_ / "stdout")
+                .find("the 4 ranks' weights hashed the same after 12 of the 12 steps trained"),
+            std::string::npos);
+  const std::vector<double> single = curve("single"), dp_pp = curve("dp_pp");
+  expect_cross_vendor_match(single, dp_pp);
+  expect_cross_vendor_match(curve("single", 2), curve("dp_pp", 2));
+  EXPECT_LT(dp_pp.back(), dp_pp.front() - 0.5);  // it trains
+  const nlohmann::json state = nlohmann::json::parse(slurp(dir_ / "dp_pp" / "training_state.json"));
+  EXPECT_EQ(state["data_parallel"]["pipeline_stages"], 2);
+  EXPECT_EQ(state["data_parallel"]["rows_per_rank"], nlohmann::json({5, 3}));
+}
+
+TEST_F(DataParallelCommand, AMalformedPipelineIsRefusedBeforeStarting) {
+  const std::pair<std::vector<std::string>, const char*> cases[] = {
+      {{"--np", "2", "--pp-layers", "2:1"}, "--pp-layers '2:1': the stages hold 3 blocks"},
+      {{"--np", "3", "--pp-layers", "2:2"},
+       "--pp-layers 2:2: 3 ranks are not whole pipelines of 2 stages"},
+      {{"--np", "2", "--pp-layers", "2:2", "--dp-overlap"},
+       "--pp-layers: --dp-overlap does not serve a pipeline yet"},
+      {{"--np", "2", "--pp-layers", "2:2", "--dp-split", "auto"},
+       "--pp-layers: the planner (--dp-split auto, --plan, --dp-profile) does not serve"},
+      {{"--pp-layers", "2:2"}, "--pp-layers splits the model over ranks: give --np"},
+      {{"--np", "2", "--pp-layers", "2:2", "--micro-batch", "3"},
+       "rank 0's 8 rows are not a whole number of micro-batches of 3"}};
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> all = args;
+    for (const char* a : {"--preset", "default", "--out"}) all.push_back(a);
+    all.push_back((dir_ / "pp").string());
+    EXPECT_EQ(train(all), 2) << message;
+    EXPECT_NE(slurp(dir_ / "stderr").find(message), std::string::npos) << slurp(dir_ / "stderr");
+  }
 }
 
 TEST_F(DataParallelCommand, AMalformedSplitIsRefusedBeforeStarting) {
