@@ -129,6 +129,10 @@ double step1_grad_rtol(const std::string& precision) {
   return precision == "bf16" ? kStep1GradRtolBf16 : kStep1GradRtol;
 }
 
+double step1_direction_rtol(const std::string& precision) {
+  return precision == "bf16" ? kStep1DirectionRtolBf16 : kStep1GradRtol;
+}
+
 namespace {
 
 // Step1Diagnosis::culprit: the median ratio over the tensors with a nonzero
@@ -200,6 +204,74 @@ Step1Diagnosis diagnose_step1(const std::vector<std::pair<std::string, double>>&
         "taken out, {} deviates most ({:.3g} relative): the op computing its gradient is the "
         "first suspect",
         d.common_scale, d.culprit, d.culprit_relative);
+  return d;
+}
+
+}  // namespace polychip::training
+
+namespace polychip::training {
+
+GradientDiagnosis diagnose_gradients(const std::vector<GradientCheck>& reference,
+                                     const std::vector<GradientCheck>& run,
+                                     const Gpt2ParamLayout& layout, double rtol,
+                                     double direction_rtol) {
+  const auto at_step = [](const std::vector<GradientCheck>& checks,
+                          int64_t step) -> const GradientCheck* {
+    for (const GradientCheck& c : checks)
+      if (c.step == step) return &c;
+    return nullptr;
+  };
+  const GradientCheck *ref1 = at_step(reference, 1), *run1 = at_step(run, 1);
+  if (!ref1 || !run1)
+    throw Error(StatusCode::kInvalidArgument, std::string("gradient diagnosis: the ") +
+                                                  (ref1 ? "run" : "reference") +
+                                                  " has no gradient check of step 1");
+  GradientDiagnosis d;
+  const std::vector<TensorDeviation> step1 = gradient_deviations(*ref1, *run1, layout);
+  double culprit_relative = -1;
+  for (size_t t = 0; t < step1.size(); ++t) {
+    const TensorDeviation& dev = step1[t];
+    const double ref_norm = ref1->tensors[t].norm;
+    // Within atol + rtol |ref|: the relative figures times the reference norm.
+    const bool outside =
+        !(dev.norm_relative * ref_norm <= kStep1GradAtol + rtol * ref_norm) ||
+        !(dev.direction_relative * ref_norm <= kStep1GradAtol + direction_rtol * ref_norm) ||
+        (ref_norm == 0 && dev.relative() > 0);
+    if (outside && !d.first_out) {
+      d.first_out = dev.name;
+      d.pass = false;
+    }
+    if (dev.relative() > culprit_relative) {
+      culprit_relative = dev.relative();
+      d.culprit = dev.name;
+      d.culprit_norm_relative = dev.norm_relative;
+      d.culprit_direction_relative = dev.direction_relative;
+    }
+  }
+  d.culprit_op = gradient_op(d.culprit);
+  std::string later_text;
+  for (const GradientCheck& r : run) {
+    const GradientCheck* ref = at_step(reference, r.step);
+    if (r.step == 1 || !ref) continue;
+    GradientDiagnosis::Later worst{r.step, "", -1};
+    for (const TensorDeviation& dev : gradient_deviations(*ref, r, layout))
+      if (dev.relative() > worst.relative) worst = {r.step, dev.name, dev.relative()};
+    d.later.push_back(worst);
+    later_text += fmt::format("{}step {} {} ({:.3g})", later_text.empty() ? "" : ", ", worst.step,
+                              worst.tensor, worst.relative);
+  }
+  const std::string culprit = fmt::format(
+      "{} deviates most (norm {:.3g}, direction {:.3g} relative; its gradient is computed by {})",
+      d.culprit, d.culprit_norm_relative, d.culprit_direction_relative, d.culprit_op);
+  d.summary = d.pass ? fmt::format(
+                           "step 1: every parameter's gradient before clipping within {:g} "
+                           "relative in norm and {:g} in direction; {}",
+                           rtol, direction_rtol, culprit)
+                     : fmt::format(
+                           "step 1: the gradients before clipping leave {:g} relative in norm or "
+                           "{:g} in direction from {} on; {}: the first suspect",
+                           rtol, direction_rtol, *d.first_out, culprit);
+  if (!later_text.empty()) d.summary += "; the most deviating tensor later: " + later_text;
   return d;
 }
 

@@ -33,6 +33,7 @@ nlohmann::json content_json(const ReferenceTrace& t) {
             {"loss", t.loss},
             {"grad_norm", t.grad_norm},
             {"step1_grad_norms", grads}});
+  if (!t.gradient_checks.empty()) j["gradient_checks"] = gradient_checks_json(t.gradient_checks);
   return j;
 }
 
@@ -72,9 +73,18 @@ std::vector<std::pair<std::string, double>> gradient_norms(const Trainer& traine
   return norms;
 }
 
+void record_gradient_checks(Trainer& trainer, std::vector<GradientCheck>& checks) {
+  const Gpt2ParamLayout& layout = trainer.model().layout();
+  trainer.set_gradient_observer([&checks, &layout](int64_t step, const Tensor& grads) {
+    if (is_gradient_check_step(step))
+      checks.push_back(gradient_check(step, host_values(grads), layout));
+  });
+}
+
 ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
                           const std::string& device_type,
-                          std::vector<std::pair<std::string, double>> step1_grad_norms) {
+                          std::vector<std::pair<std::string, double>> step1_grad_norms,
+                          std::vector<GradientCheck> gradient_checks) {
   ReferenceTrace t;
   t.preset = preset;
   t.workload = train_config_json(trainer.config());
@@ -88,6 +98,7 @@ ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
     t.grad_norm.push_back(r.grad_norm);
   }
   t.step1_grad_norms = std::move(step1_grad_norms);
+  t.gradient_checks = std::move(gradient_checks);
   t.content_hash = content_hash_of(t);
   return t;
 }
@@ -98,12 +109,15 @@ ReferenceTrace record_trace(Trainer& trainer, const std::string& preset, int64_t
   if (trainer.steps_done() != 0)
     throw Error(StatusCode::kInvalidArgument, "record_trace: the trainer has already run");
   std::vector<std::pair<std::string, double>> step1;
+  std::vector<GradientCheck> checks;
+  record_gradient_checks(trainer, checks);
   for (int64_t s = 0; s < steps; ++s) {
     const StepRecord record = trainer.step();
     if (s == 0) step1 = gradient_norms(trainer);
     if (on_step) on_step(record);
   }
-  return make_trace(trainer, preset, device_type, std::move(step1));
+  trainer.set_gradient_observer(nullptr);
+  return make_trace(trainer, preset, device_type, std::move(step1), std::move(checks));
 }
 
 nlohmann::json trace_json(const ReferenceTrace& trace) {
@@ -121,6 +135,8 @@ ReferenceTrace parse_trace(const nlohmann::json& j) {
     t.grad_norm = j.at("grad_norm").get<std::vector<double>>();
     for (const auto& g : j.at("step1_grad_norms"))
       t.step1_grad_norms.emplace_back(g.at(0).get<std::string>(), g.at(1).get<double>());
+    if (j.contains("gradient_checks"))
+      t.gradient_checks = parse_gradient_checks(j.at("gradient_checks"));
     t.content_hash = j.at("content_hash").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     corrupt(std::string("malformed: ") + e.what());
@@ -142,6 +158,20 @@ void check_step1_tensors(const ReferenceTrace& trace, const Gpt2ParamLayout& lay
           "its step-1 gradient norms name {} tensors, the '{}' workload's model has {}: tensor "
           "{} is {} in the trace, {} in the model",
           norms.size(), trace.preset, params.size(), i, in_trace, in_model));
+  }
+  for (const GradientCheck& check : trace.gradient_checks) {
+    for (size_t i = 0; i < std::max(params.size(), check.tensors.size()); ++i) {
+      const std::string in_trace =
+          i < check.tensors.size() ? "'" + check.tensors[i].name + "'" : "nothing";
+      const std::string in_model = i < params.size() ? "'" + params[i].name + "'" : "nothing";
+      if (in_trace != in_model ||
+          (i < check.tensors.size() && check.tensors[i].sketch.size() != kSketchSize))
+        corrupt(fmt::format(
+            "its gradient check of step {} names {} as tensor {} (with {} sketch values), the "
+            "'{}' workload's model {} (with {})",
+            check.step, in_trace, i, i < check.tensors.size() ? check.tensors[i].sketch.size() : 0,
+            trace.preset, in_model, kSketchSize));
+    }
   }
 }
 

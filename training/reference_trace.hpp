@@ -1,6 +1,9 @@
 // A reference trace: what one run of the standard workload looked like, step
-// by step — the loss and the gradient norm of every step, and the L2 norm of
-// every parameter tensor's gradient at step 1 (for the step-0 diagnosis) —
+// by step — the loss and the gradient norm of every step, the L2 norm of
+// every parameter tensor's gradient at step 1 after clipping, and (traces
+// recorded since they exist) gradient checks: each tensor's gradient before
+// clipping, as a norm and a sketch, at steps 1, 2, 5 and 10
+// (gradient_sketch.hpp), for the diagnosis —
 // with what produced it (workload, seed, corpus hash, precision, device type,
 // provenance, polychip version) and a SHA-256 content hash that says it is
 // intact. A vendor's run is judged against one (alignment.hpp).
@@ -16,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gradient_sketch.hpp"
 #include "polychip/error.hpp"
 #include "trainer.hpp"
 
@@ -35,6 +39,9 @@ struct ReferenceTrace {
   // (parameter name, L2 norm of its gradient at step 1, after clipping), in
   // the model's forward order.
   std::vector<std::pair<std::string, double>> step1_grad_norms;
+  // Empty in traces recorded before they existed (the hash then covers
+  // what they hold).
+  std::vector<GradientCheck> gradient_checks;
   std::string content_hash;  // "sha256:<hex>" of everything above
 };
 
@@ -45,11 +52,18 @@ std::string trace_provenance(const std::string& device_type);
 // (name, L2 norm) of every parameter tensor's current gradient, in forward order.
 std::vector<std::pair<std::string, double>> gradient_norms(const Trainer& trainer);
 
+// Makes `trainer` append a gradient check to `checks` at each of
+// kGradientCheckSteps it runs (Trainer::set_gradient_observer); `checks`
+// must outlive its steps.
+void record_gradient_checks(Trainer& trainer, std::vector<GradientCheck>& checks);
+
 // The trace of what `trainer` has run so far (its history), hashed;
-// `step1_grad_norms` as gradient_norms() returned right after step 1.
+// `step1_grad_norms` as gradient_norms() returned right after step 1,
+// `gradient_checks` as record_gradient_checks() collected them.
 ReferenceTrace make_trace(const Trainer& trainer, const std::string& preset,
                           const std::string& device_type,
-                          std::vector<std::pair<std::string, double>> step1_grad_norms);
+                          std::vector<std::pair<std::string, double>> step1_grad_norms,
+                          std::vector<GradientCheck> gradient_checks);
 
 // Runs `trainer` (fresh) to `steps` and returns its trace; `on_step`, when
 // set, is called after each step with its record.
@@ -95,9 +109,10 @@ void read_origin(const nlohmann::json& j, const char* schema, const std::string&
   r.polychip_version = j.at("polychip_version").template get<std::string>();
 }
 
-// DATA_CORRUPTION unless the trace's step-1 gradient norms are those of
-// `layout`'s tensors, in its order: a trace that names other tensors cannot
-// judge this model's step 1 (say so before training, not after).
+// DATA_CORRUPTION unless the trace's step-1 gradient norms and every
+// gradient check are those of `layout`'s tensors, in its order (checks with
+// sketches of kSketchSize): a trace that names other tensors cannot judge
+// this model's gradients (say so before training, not after).
 void check_step1_tensors(const ReferenceTrace& trace, const Gpt2ParamLayout& layout);
 
 // "sha256:<hex>" of the trace's content (everything but content_hash).

@@ -272,6 +272,8 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
                           options.preset, trainer.model().layout().total(), device.label(),
                           device.device_type(), micro_batch_text(trainer), trainer.corpus_hash());
   std::vector<std::pair<std::string, double>> step1_grad_norms;
+  std::vector<GradientCheck> gradient_checks;
+  if (!options.record_reference.empty()) record_gradient_checks(trainer, gradient_checks);
   try {
     train_steps(trainer, options, true, progress,
                 options.record_reference.empty() ? nullptr : &step1_grad_norms);
@@ -282,7 +284,8 @@ int run_single_device(const TrainRunOptions& options, std::ostream& progress,
   }
   if (!options.record_reference.empty()) {
     const ReferenceTrace trace =
-        make_trace(trainer, options.preset, device.device_type(), std::move(step1_grad_norms));
+        make_trace(trainer, options.preset, device.device_type(), std::move(step1_grad_norms),
+                   std::move(gradient_checks));
     write_trace(options.record_reference, trace);
     progress << fmt::format("wrote reference trace {} ({}, {}, {})\n", options.record_reference,
                             trace.provenance, trace.device_type, trace.content_hash);

@@ -312,6 +312,10 @@ StepRecord Trainer::step() {
   record.loss = forward_backward(batch);
   dispatcher.invoke_hook("train.after_backward", device);
   reduce_gradients(record);
+  if (gradient_observer_) {
+    ops_.stream().synchronize();
+    gradient_observer_(record.step, master_grads());
+  }
   update_weights(record);
   if (mixed_) {
     ops_.cast(master_params_, model_.param_tensor());

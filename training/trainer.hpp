@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,13 @@ class Trainer {
   double exposed_communication_seconds() const;
 
   StepRecord step();
+  // Called by each step with its number and its gradient before clipping
+  // (master_grads(), the stream's work done): a single-device run's whole
+  // gradient, a data-parallel rank's own part. Empty: none (the default).
+  using GradientObserver = std::function<void(int64_t step, const Tensor& grads)>;
+  void set_gradient_observer(GradientObserver observer) {
+    gradient_observer_ = std::move(observer);
+  }
   int64_t steps_done() const { return static_cast<int64_t>(history_.size()); }
   // Forward/backward passes per step and their rows.
   int64_t micro_batches() const { return micro_batches_; }
@@ -126,6 +134,7 @@ class Trainer {
   std::vector<int32_t> corpus_;
   uint64_t corpus_hash_ = 0;
   std::vector<StepRecord> history_;
+  GradientObserver gradient_observer_;
   bool overlap_ = false;
   double exposed_communication_sum_ = 0;
   int64_t reductions_ = 0;

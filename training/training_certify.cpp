@@ -119,6 +119,30 @@ std::string case_base(const TrainingReference& reference) {
   return fmt::format("training/{}/{}", reference.preset, reference.precision);
 }
 
+// The step-1 case from the gradient checks (a reference that holds them).
+nlohmann::json gradient_case(const std::string& target, const std::string& base,
+                             const ReferenceTrace& reference, const ReferenceTrace& run,
+                             const TrainConfig& config, double rtol, const std::string& repro) {
+  const double direction_rtol = step1_direction_rtol(reference.precision);
+  const GradientDiagnosis d =
+      diagnose_gradients(reference.gradient_checks, run.gradient_checks,
+                         Gpt2ParamLayout(config.model), rtol, direction_rtol);
+  nlohmann::json later = nlohmann::json::array();
+  for (const auto& l : d.later)
+    later.push_back({{"step", l.step}, {"tensor", l.tensor}, {"relative", l.relative}});
+  return case_record(
+      target, base + "/step1_gradients", d.pass, d.summary,
+      {{"first_out_of_bounds", d.first_out.value_or("")},
+       {"culprit_tensor", d.culprit},
+       {"culprit_op", d.culprit_op},
+       {"culprit_relative", std::max(d.culprit_norm_relative, d.culprit_direction_relative)},
+       {"culprit_norm_relative", d.culprit_norm_relative},
+       {"culprit_direction_relative", d.culprit_direction_relative},
+       {"before_clipping", true},
+       {"later_steps", later}},
+      {{"rtol", rtol}, {"direction_rtol", direction_rtol}, {"atol", kStep1GradAtol}}, repro, 0);
+}
+
 // Trains on `target` and judges it; a device that cannot run the workload
 // is an adapter error, not a crash of the suite.
 conformance::AdapterRun certify_device(const std::string& target,
@@ -172,6 +196,11 @@ conformance::AdapterRun certify_device(const std::string& target,
   if (!reference.trace) return run;
 
   const double step1_rtol = step1_grad_rtol(reference.trace->precision);
+  if (!reference.trace->gradient_checks.empty()) {
+    run.records.push_back(
+        gradient_case(target, base, *reference.trace, trace, config, step1_rtol, repro));
+    return run;
+  }
   const Step1Diagnosis diagnosis =
       diagnose_step1(reference.trace->step1_grad_norms, trace.step1_grad_norms, step1_rtol);
   run.records.push_back(case_record(target, base + "/step1_gradients", diagnosis.pass,

@@ -62,6 +62,16 @@ class CertifyTraining : public testing::CliTest {
   std::string log() { return slurp(dir_ / "stdout") + slurp(dir_ / "stderr"); }
 };
 
+// The gradient checks of `shipped` up to `last_step` are `again`'s, bit for bit.
+void expect_same_checks_to(const ReferenceTrace& again, const ReferenceTrace& shipped,
+                           int64_t last_step) {
+  std::vector<GradientCheck> expected;
+  for (const GradientCheck& c : shipped.gradient_checks)
+    if (c.step <= last_step) expected.push_back(c);
+  EXPECT_FALSE(expected.empty());
+  EXPECT_EQ(gradient_checks_json(again.gradient_checks), gradient_checks_json(expected));
+}
+
 // In CI: the first 25 steps of the shipped trace (sim.nvidia_emu runs ~1 s a
 // step on a busy 2-core machine) reproduce bit for bit.
 TEST_F(CertifyTraining, TheShippedTracesFirstStepsRegenerateBitForBit) {
@@ -74,6 +84,7 @@ TEST_F(CertifyTraining, TheShippedTracesFirstStepsRegenerateBitForBit) {
   EXPECT_EQ(again.grad_norm,
             std::vector<double>(shipped.grad_norm.begin(), shipped.grad_norm.begin() + steps));
   EXPECT_EQ(again.step1_grad_norms, shipped.step1_grad_norms);
+  expect_same_checks_to(again, shipped, static_cast<int64_t>(steps));
   EXPECT_EQ(again.provenance, shipped.provenance);
 }
 
@@ -90,6 +101,7 @@ TEST_F(CertifyTraining, TheShippedBf16TracesFirstStepsRegenerateBitForBit) {
   EXPECT_EQ(again.precision, "bf16");
   EXPECT_EQ(again.loss, std::vector<double>(shipped.loss.begin(), shipped.loss.begin() + steps));
   EXPECT_EQ(again.step1_grad_norms, shipped.step1_grad_norms);
+  expect_same_checks_to(again, shipped, static_cast<int64_t>(steps));
 }
 
 TEST_F(CertifyTraining, CpuInBf16PassesTheCrossVendorTierAgainstTheShippedBf16Trace) {
@@ -237,15 +249,16 @@ TEST_F(CertifyTraining, TheDriftingChipPassesPrecisionQuickAndFailsTraining) {
       shipped_loss_envelope(), curve["metrics"]["loss"], alignment_criteria("statistical"));
   EXPECT_FALSE(statistical.pass) << statistical.summary;
   EXPECT_EQ(statistical.first_outside_step, 22) << statistical.summary;
-  // Its weight-gradient GEMMs drift: every norm moves with the clipping
-  // factor, so the tied embedding's gradient (first in forward order) is
-  // the first tensor out of bounds at step 1; with that factor taken out, a
-  // weight gradient that a drifting GEMM computes deviates most (measured:
-  // h.0.attn.c_attn.weight, 0.50 relative), not a bias (the largest raw
-  // deviation, 0.33, is h.0.attn.c_attn.bias's: the clipping factor alone).
+  // Its weight-gradient GEMMs drift. The shipped trace's gradient checks
+  // (before clipping) put the tied embedding's gradient, first in forward
+  // order and a drifting GEMM's, out of bounds first; a weight gradient that
+  // a drifting GEMM computes deviates most (measured: h.2.attn.c_attn.weight,
+  // 0.67 relative in direction; wte.weight 0.39), and no bias or norm, whose
+  // ops are the cpu's.
   const json& step1 = r["cases"][1]["metrics"];
+  EXPECT_TRUE(step1["before_clipping"].get<bool>());
   EXPECT_EQ(step1["first_out_of_bounds"], "wte.weight");
-  EXPECT_EQ(step1["culprit_tensor"], "h.0.attn.c_attn.weight");
+  EXPECT_EQ(step1["culprit_op"], "gemm (the weight gradient, trans_a)") << step1["culprit_tensor"];
   EXPECT_GT(step1["culprit_relative"].get<double>(), 0.3);
 }
 
@@ -271,6 +284,42 @@ TEST_F(CertifyTraining, AReferenceRecordedOnAnotherDeviceIsACaveatOfThePass) {
                          " was recorded on sim.drift, neither NVIDIA hardware nor its emulation: "
                          "a Pass shows agreement with that device only"}));
   EXPECT_NE(log().find("\noverall: Pass (with 1 caveat)\n"), std::string::npos) << log();
+}
+
+// One wrong bias gradient (cpu's c_fc.bias gradient sums half the rows,
+// the patch library) against a reference of NVIDIA's emulated numerics that
+// holds gradient checks: the step-1 case fails naming a c_fc.bias and the
+// op that computes it, before clipping spreads the error over every tensor.
+TEST_F(CertifyTraining, AChipWithOneWrongBiasGradientIsNamed) {
+  const fs::path reference = dir_ / "emulated_tiny.json";
+  ASSERT_EQ(
+      exit_code_of("train -a sim.nvidia_emu -p tiny --steps 10 --out '" + (dir_ / "run").string() +
+                   "' --record-reference '" + reference.string() + "'"),
+      0)
+      << log();
+  EXPECT_EQ(read_trace(reference.string()).gradient_checks.size(), 4u);  // steps 1, 2, 5, 10
+  EXPECT_EQ(run("certify --suite training --adapters cpu --no-progress --reference '" +
+                    reference.string() + "' --out '" + (dir_ / "bias").string() + "'",
+                "POLYCHIP_PATCHES='" BIAS_GRAD_PATCH_LIBRARY "'")
+                .exit_code,
+            1)
+      << log();
+  const json r = results("bias");
+  ASSERT_EQ(r["cases"].size(), 2u);
+  const json& step1 = r["cases"][1];
+  EXPECT_EQ(step1["verdict"], "Fail");
+  EXPECT_TRUE(step1["metrics"]["before_clipping"].get<bool>());
+  const std::string culprit = step1["metrics"]["culprit_tensor"];
+  EXPECT_TRUE(culprit == "h.0.mlp.c_fc.bias" || culprit == "h.1.mlp.c_fc.bias") << culprit;
+  EXPECT_EQ(step1["metrics"]["culprit_op"], "reduce_sum (axis 0: the bias gradient)");
+  EXPECT_NE(step1["message"].get<std::string>().find(culprit + " deviates most"), std::string::npos)
+      << step1["message"];
+  // Without the patch the same chip passes against the same reference.
+  ASSERT_EQ(exit_code_of("certify --suite training --adapters cpu --no-progress --reference '" +
+                         reference.string() + "' --out '" + (dir_ / "plain").string() + "'"),
+            0)
+      << log();
+  EXPECT_EQ(results("plain")["cases"][1]["verdict"], "Pass");
 }
 
 TEST_F(CertifyTraining, CpuPassesTheStatisticalTierAgainstTheShippedEnvelope) {
@@ -301,7 +350,7 @@ TEST_F(CertifyTraining, CpuPassesTheStatisticalTierAgainstTheShippedEnvelope) {
 TEST_F(CertifyTraining, APlantedDivergenceFailsNamingTheFirstStepAndTheTensor) {
   ReferenceTrace bad = read_trace(SHIPPED_TRACE_FILE);
   for (size_t i = 39; i < bad.loss.size(); ++i) bad.loss[i] *= 1.05;  // from step 40 on
-  bad.step1_grad_norms[5].second *= 1.01;
+  bad.gradient_checks[0].tensors[5].norm *= 1.01;                     // step 1's, before clipping
   bad.content_hash = content_hash_of(bad);
   const fs::path file = dir_ / "bad.json";
   write_trace(file.string(), bad);
@@ -319,7 +368,8 @@ TEST_F(CertifyTraining, APlantedDivergenceFailsNamingTheFirstStepAndTheTensor) {
       << curve["message"];
   const json& grads = r["cases"][1];
   EXPECT_EQ(grads["verdict"], "Fail");
-  EXPECT_EQ(grads["metrics"]["first_out_of_bounds"], bad.step1_grad_norms[5].first);
+  EXPECT_EQ(grads["metrics"]["first_out_of_bounds"], bad.gradient_checks[0].tensors[5].name);
+  EXPECT_EQ(grads["metrics"]["culprit_tensor"], bad.gradient_checks[0].tensors[5].name);
   // A changed file is refused before anything runs.
   std::string text = slurp(file);
   text.replace(text.find("\"preset\": \"default\""), 19, "\"preset\": \"defaulT\"");
@@ -336,6 +386,17 @@ TEST_F(CertifyTraining, AReferenceNamingOtherStep1TensorsIsRefusedBeforeTraining
   ReferenceTrace other = read_trace(SHIPPED_TRACE_FILE);
   other.step1_grad_norms.pop_back();
   other.content_hash = content_hash_of(other);
+  ReferenceTrace renamed = read_trace(SHIPPED_TRACE_FILE);
+  renamed.gradient_checks[2].tensors[7].name = "h.9.ln_1.weight";
+  renamed.content_hash = content_hash_of(renamed);
+  write_trace((dir_ / "renamed.json").string(), renamed);
+  EXPECT_EQ(exit_code_of("certify --suite training --adapters cpu --reference '" +
+                         (dir_ / "renamed.json").string() + "' --out '" +
+                         (dir_ / "renamed").string() + "'"),
+            2);
+  EXPECT_NE(log().find("its gradient check of step 5 names 'h.9.ln_1.weight' as tensor 7"),
+            std::string::npos)
+      << log();
   const fs::path file = dir_ / "other.json";
   write_trace(file.string(), other);
   EXPECT_EQ(exit_code_of("certify --suite training --adapters cpu --reference '" + file.string() +

@@ -39,12 +39,13 @@ class CliTest : public ::testing::Test {
     int exit_code;
     std::string out, err;
   };
-  // `polychip <args>`, without the caller's patch libraries and plugins.
-  Result run(const std::string& args) {
-    const std::string cmd = "env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS POCL_CACHE_DIR='" +
-                            (dir_ / "pocl").string() + "' '" + std::string(POLYCHIP_CLI) + "' " +
-                            args + " > '" + (dir_ / "stdout").string() + "' 2> '" +
-                            (dir_ / "stderr").string() + "'";
+  // `polychip <args>`, without the caller's patch libraries and plugins;
+  // `environment`: "NAME='value' ..." set for it.
+  Result run(const std::string& args, const std::string& environment = "") {
+    const std::string cmd =
+        "env -u POLYCHIP_PATCHES -u POLYCHIP_ADAPTERS POCL_CACHE_DIR='" + (dir_ / "pocl").string() +
+        "' " + environment + " '" + std::string(POLYCHIP_CLI) + "' " + args + " > '" +
+        (dir_ / "stdout").string() + "' 2> '" + (dir_ / "stderr").string() + "'";
     const int status = std::system(cmd.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "stdout"),
             slurp(dir_ / "stderr")};
