@@ -137,7 +137,9 @@ void Trainer::overlap_gradient_reduction() {
 }
 
 double Trainer::exposed_communication_seconds() const {
-  return reductions_ ? exposed_communication_sum_ / static_cast<double>(reductions_) : 0;
+  if (reductions_ == 0) return 0;
+  if (reductions_ == 1) return first_exposed_communication_;
+  return exposed_communication_sum_ / static_cast<double>(reductions_ - 1);
 }
 
 void Trainer::reduce_gradients(StepRecord& record) {
@@ -153,8 +155,9 @@ void Trainer::reduce_gradients(StepRecord& record) {
       sharded_->reduce_scatter_gradients(grads);
     else
       data_parallel_->all_reduce_gradients(grads);
-    exposed_communication_sum_ +=
+    const double exposed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    (reductions_ == 0 ? first_exposed_communication_ : exposed_communication_sum_) += exposed;
     ++reductions_;
     record.loss = data_parallel_->global_loss(record.loss);
   }
